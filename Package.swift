@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "tabbard",
+    products: [
+        .executable(name: "tabbard", targets: ["tabbard"]),
+        .executable(name: "tabbarctl", targets: ["tabbarctl"]),
+        .library(name: "TabBarClient", targets: ["TabBarClient"]),
+        .library(name: "TabBarCore", targets: ["TabBarCore"]),
+    ],
+    targets: [
+        // System libraries from Debian (apt install the -dev packages; `make deps` does it).
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+
+        // Pure model: no Glibc, no I/O, no clocks.
+        .target(name: "TabBarCore"),
+        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "CALSA", "CSndFile"],
+                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarAudio", "CSystemd"],
+                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "TabBarClient", dependencies: ["TabBarCore"],
+                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "tabbard", dependencies: ["TabBarServer"],
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient"],
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient"], path: "bench",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
+
+        .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore"]),
+        .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
+    ]
+)

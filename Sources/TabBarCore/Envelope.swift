@@ -1,0 +1,116 @@
+/// A decoded JSON-RPC request. `id == nil` means a notification (no reply).
+public struct Request: Equatable, Sendable {
+    public var id: JSON?
+    public var method: String
+    public var params: JSON?
+
+    public init(id: JSON?, method: String, params: JSON? = nil) {
+        self.id = id
+        self.method = method
+        self.params = params
+    }
+}
+
+/// Turns one line into a `Request`, or into the error reply it deserves.
+public enum Envelope {
+    /// A line that is not a usable request: the id to answer with (null when
+    /// unknown) and the error; `silent` when it was a notification (no reply).
+    public struct Rejection: Error, Equatable, Sendable {
+        public var id: JSON
+        public var error: RPCError
+        public var silent: Bool
+    }
+
+    public static func decode(_ line: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) -> Result<Request, Rejection> {
+        let json: JSON
+        do {
+            json = try JSON.parse(line, maxDepth: maxDepth)
+        } catch {
+            return .failure(Rejection(id: .null, error: .parseError(error.description), silent: false))
+        }
+        return decode(json)
+    }
+
+    public static func decode(_ json: JSON) -> Result<Request, Rejection> {
+        guard case .object(let members) = json else {
+            if case .array = json { return .failure(Rejection(id: .null, error: .batchUnsupported, silent: false)) }
+            return .failure(Rejection(id: .null, error: .invalidRequest("A request must be a JSON object, not \(json.typeName)."), silent: false))
+        }
+        var id: JSON?
+        var method: JSON?
+        var params: JSON?
+        var version: JSON?
+        for m in members {
+            switch m.key {
+            case "id": id = m.value
+            case "method": method = m.value
+            case "params": params = m.value
+            case "jsonrpc": version = m.value
+            default: break  // unknown envelope members are ignored
+            }
+        }
+        if let i = id {
+            switch i {
+            case .number, .string, .null: break
+            default:
+                return .failure(Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not \(i.typeName)."), silent: false))
+            }
+        }
+        let replyID = id ?? .null
+        if let v = version, v != .string("2.0") {
+            return .failure(Rejection(id: replyID, error: .invalidRequest("\"jsonrpc\" must be \"2.0\" when present."), silent: false))
+        }
+        guard let method else {
+            return .failure(Rejection(id: replyID, error: .invalidRequest("The request has no \"method\"."), silent: false))
+        }
+        guard case .string(let name) = method else {
+            return .failure(Rejection(id: replyID, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false))
+        }
+        if let p = params {
+            switch p {
+            case .object, .null: break
+            default:
+                return .failure(Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil))
+            }
+        }
+        return .success(Request(id: id, method: name, params: params))
+    }
+}
+
+/// Encoding of replies and notifications, one line each.
+public enum Wire {
+    static let head: [UInt8] = Array(#"{"jsonrpc":"2.0","#.utf8)
+
+    public static func result(id: JSON, _ result: JSON, into out: inout [UInt8]) {
+        out.append(contentsOf: head)
+        out.append(contentsOf: #""id":"#.utf8)
+        id.write(into: &out)
+        out.append(contentsOf: #","result":"#.utf8)
+        result.write(into: &out)
+        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+    }
+
+    public static func error(id: JSON, _ error: RPCError, into out: inout [UInt8]) {
+        out.append(contentsOf: head)
+        out.append(contentsOf: #""id":"#.utf8)
+        id.write(into: &out)
+        out.append(contentsOf: #","error":"#.utf8)
+        error.json.write(into: &out)
+        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+    }
+
+    public static func notification(_ method: String, _ params: JSON, into out: inout [UInt8]) {
+        out.append(contentsOf: head)
+        out.append(contentsOf: #""method":"#.utf8)
+        JSON.writeString(method, into: &out)
+        out.append(contentsOf: #","params":"#.utf8)
+        params.write(into: &out)
+        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+    }
+
+    public static func notification(_ method: String, _ params: JSON) -> [UInt8] {
+        var out: [UInt8] = []
+        notification(method, params, into: &out)
+        return out
+    }
+}

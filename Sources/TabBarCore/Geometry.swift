@@ -1,0 +1,59 @@
+/// Frames and hit testing for a bar layout.
+extension Layout {
+    /// The frame of every item, in order (bar coordinates, y grows downward).
+    ///
+    /// The center item is `center.width` wide, centred, raised by `center.raise`;
+    /// the other items share the remaining width equally, each `height − safe_bottom`
+    /// tall from y = 0. With `rtl` the row is mirrored.
+    public func frames(for items: [Item]) -> [Frame] {
+        guard !items.isEmpty else { return [] }
+        let hasCenter = items.contains { $0.kind == .center }
+        let rowHeight = max(0, height - safeBottom)
+        let others = Double(items.count - (hasCenter ? 1 : 0))
+        let available = hasCenter ? max(0, width - center.width) : width
+        let w = others > 0 ? available / others : 0
+        var frames: [Frame] = []
+        frames.reserveCapacity(items.count)
+        var x = 0.0
+        for item in items {
+            if item.kind == .center {
+                frames.append(Frame(x: (width - center.width) / 2, y: -center.raise, w: center.width, h: center.height))
+                x += center.width
+            } else {
+                frames.append(Frame(x: x, y: 0, w: w, h: rowHeight))
+                x += w
+            }
+        }
+        if rtl {
+            for k in frames.indices { frames[k].x = width - frames[k].x - frames[k].w }
+        }
+        return frames
+    }
+
+    /// What a point hits: the item index, or nil; `consumed` tells whether the
+    /// bar swallowed the touch (false means it passes through to content).
+    public func hitTest(x: Double, y: Double, items: [Item], swallowCenterCorners: Bool = false)
+        -> (index: Int?, consumed: Bool)
+    {
+        guard x.isFinite, y.isFinite else { return (nil, false) }
+        let frames = frames(for: items)
+        if let c = items.firstIndex(where: { $0.kind == .center }) {
+            let f = frames[c]
+            if x >= f.x, x < f.x + f.w, y >= f.y, y < f.y + f.h {
+                switch center.shape {
+                case .rect: return (c, true)
+                case .circle:
+                    let r = min(f.w, f.h) / 2
+                    let dx = x - (f.x + f.w / 2), dy = y - (f.y + f.h / 2)
+                    if dx * dx + dy * dy <= r * r { return (c, true) }
+                    if swallowCenterCorners { return (nil, true) }
+                }
+            }
+        }
+        for (k, item) in items.enumerated() where item.kind != .center {
+            let f = frames[k]
+            if x >= f.x, x < f.x + f.w, y >= f.y, y < f.y + f.h { return (k, true) }
+        }
+        return (nil, false)
+    }
+}

@@ -1,0 +1,91 @@
+/// Splits a byte stream into lines of at most `maxLine` bytes.
+///
+/// Complete lines in the fed chunk are handed out without copying; only a
+/// partial tail is kept, and it is never rescanned. `\r\n` is accepted and
+/// blank lines are skipped. A line longer than `maxLine` is reported once as
+/// `.tooLong` and the rest of it is discarded up to its newline.
+public struct LineFramer: Sendable {
+    /// One framed unit.
+    public enum Line {
+        case line(UnsafeBufferPointer<UInt8>)
+        case tooLong
+    }
+
+    public let maxLine: Int
+    /// Bytes of an unfinished line.
+    public private(set) var pending: [UInt8] = []
+    /// Inside an overlong line whose newline has not come yet.
+    public private(set) var discarding = false
+
+    public init(maxLine: Int = 65536) {
+        self.maxLine = maxLine
+    }
+
+    /// Feeds a chunk; `handle` is called for each complete line, in order.
+    public mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, _ handle: (Line) -> Void) {
+        var start = 0
+        let n = chunk.count
+        while start < n {
+            // Find the next newline (memchr-like scan of the new bytes only).
+            var nl = start
+            while nl < n && chunk[nl] != 0x0A { nl += 1 }
+            if nl == n {
+                // No newline: keep the tail, unless it makes the line too long.
+                if discarding { return }
+                let tail = n - start
+                if pending.count + tail > maxLine {
+                    pending.removeAll(keepingCapacity: pending.capacity <= 4096)
+                    discarding = true
+                    handle(.tooLong)
+                } else {
+                    pending.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start..<n]))
+                }
+                return
+            }
+            if discarding {
+                discarding = false
+            } else if pending.isEmpty {
+                emit(UnsafeBufferPointer(rebasing: chunk[start..<nl]), handle)
+            } else {
+                pending.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start..<nl]))
+                let line = pending
+                pending.removeAll(keepingCapacity: pending.capacity <= 4096)
+                line.withUnsafeBufferPointer { emit($0, handle) }
+            }
+            start = nl + 1
+        }
+    }
+
+    /// Convenience for tests and small inputs.
+    public mutating func feed(_ bytes: [UInt8], _ handle: (Line) -> Void) {
+        bytes.withUnsafeBufferPointer { feed($0, handle) }
+    }
+
+    /// At end of input: a final line without a newline still counts.
+    public mutating func finish(_ handle: (Line) -> Void) {
+        if discarding {
+            discarding = false
+            return
+        }
+        guard !pending.isEmpty else { return }
+        let line = pending
+        pending = []
+        line.withUnsafeBufferPointer { emit($0, handle) }
+    }
+
+    private func emit(_ raw: UnsafeBufferPointer<UInt8>, _ handle: (Line) -> Void) {
+        var end = raw.count
+        if end > 0 && raw[end - 1] == 0x0D { end -= 1 }
+        if end > maxLine {
+            handle(.tooLong)
+            return
+        }
+        var blank = true
+        for k in 0..<end where raw[k] != 0x20 && raw[k] != 0x09 && raw[k] != 0x0D {
+            blank = false
+            break
+        }
+        if blank { return }
+        handle(.line(UnsafeBufferPointer(rebasing: raw[0..<end])))
+    }
+}

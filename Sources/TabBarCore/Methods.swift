@@ -1,0 +1,151 @@
+/// Which item a request names: by id or by position in `items`.
+public enum TabRef: Equatable, Sendable {
+    case id(String)
+    case index(Int)
+}
+
+/// Who caused a change. Wire strings: `user`, `program`. Only user changes click.
+public enum Source: String, Equatable, Sendable {
+    case user
+    case program
+}
+
+/// A request, decoded and validated against its method's parameter rules.
+public enum Command: Equatable, Sendable {
+    case ping
+    case stateGet
+    /// `items` nil: a layout-only update. `badgeGiven[k]`: item k names its badge (else it keeps its old one).
+    case configure(items: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?)
+    case select(TabRef, ifSeq: Int?, source: Source)
+    case actionTrigger(String, source: Source)
+    case actionFinish(String)
+    case badgeSet(String, Badge?)
+    case badgeClear(String)
+    case feedbackSet(profile: FeedbackProfile?, volume: Double?)
+    case soundPlay(String)
+    case soundList
+    case subscribe(topics: [String]?)
+    case unsubscribe
+    case statsGet
+
+    /// Whether the reducer may change the state for this command (the others are served by the server).
+    public var isStateCommand: Bool {
+        switch self {
+        case .configure, .select, .actionTrigger, .actionFinish, .badgeSet, .badgeClear, .feedbackSet: return true
+        default: return false
+        }
+    }
+}
+
+extension Params: Equatable {
+    public static func == (a: Params, b: Params) -> Bool { a.members == b.members && a.prefix == b.prefix }
+}
+
+/// One entry of the dispatch table: a method and how its params decode.
+public struct MethodSpec: Sendable {
+    public let name: String
+    public let decode: @Sendable (Params, Limits) throws(RPCError) -> Command
+}
+
+/// Every method, declared once. Unknown methods and bad params get uniform errors.
+public enum Methods {
+    public static let all: [MethodSpec] = [
+        MethodSpec(name: "ping") { p, _ throws(RPCError) in try p.only([]); return .ping },
+        MethodSpec(name: "state.get") { p, _ throws(RPCError) in try p.only([]); return .stateGet },
+        MethodSpec(name: "bar.configure") { p, limits throws(RPCError) in
+            try p.only(["items", "selected", "layout"])
+            var items: [Item]?
+            var badgeGiven: [Bool] = []
+            if let list = try p.array("items") {
+                if list.count > limits.maxItems {
+                    throw .limitExceeded("The bar has \(list.count) items; at most \(limits.maxItems) are allowed (max_items).")
+                }
+                var decoded: [Item] = []
+                for (k, j) in list.enumerated() {
+                    decoded.append(try Item.decode(j, at: k, limits: limits))
+                    badgeGiven.append(j["badge"] != nil)
+                }
+                items = decoded
+            }
+            let layout = try p.object("layout")
+            if items == nil && layout == nil {
+                throw .invalidParams("items", "Missing field \"items\" (an array of items); give \"items\", \"layout\" or both.")
+            }
+            return .configure(items: items, badgeGiven: badgeGiven, selected: try p.id("selected", maxLength: limits.maxIDLength), layout: layout)
+        },
+        MethodSpec(name: "tab.select") { p, limits throws(RPCError) in
+            try p.only(["tab", "index", "if_seq", "source"])
+            let ref: TabRef
+            switch (try p.id("tab", maxLength: limits.maxIDLength), try p.int("index")) {
+            case (let t?, nil): ref = .id(t)
+            case (nil, let i?): ref = .index(i)
+            case (nil, nil): throw .invalidParams("tab", "Missing field \"tab\" (an item id) or \"index\" (a position).")
+            case (_?, _?): throw .invalidParams("index", "Give either \"tab\" or \"index\", not both.")
+            }
+            return .select(ref, ifSeq: try p.int("if_seq"),
+                           source: try p.choice("source", Source.self, allowed: ["user", "program"]) ?? .user)
+        },
+        MethodSpec(name: "action.trigger") { p, limits throws(RPCError) in
+            try p.only(["tab", "source"])
+            return .actionTrigger(try p.requiredID("tab", maxLength: limits.maxIDLength),
+                                  source: try p.choice("source", Source.self, allowed: ["user", "program"]) ?? .user)
+        },
+        MethodSpec(name: "action.finish") { p, limits throws(RPCError) in
+            try p.only(["tab"])
+            return .actionFinish(try p.requiredID("tab", maxLength: limits.maxIDLength))
+        },
+        MethodSpec(name: "badge.set") { p, limits throws(RPCError) in
+            try p.only(["tab", "count", "text", "dot"])
+            let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
+            return .badgeSet(tab, try Badge.decode(p, limits: limits))
+        },
+        MethodSpec(name: "badge.clear") { p, limits throws(RPCError) in
+            try p.only(["tab"])
+            return .badgeClear(try p.requiredID("tab", maxLength: limits.maxIDLength))
+        },
+        MethodSpec(name: "feedback.set") { p, _ throws(RPCError) in
+            try p.only(["profile", "volume"])
+            let profile = try p.choice("profile", FeedbackProfile.self, allowed: ["full", "quiet", "silent"])
+            let volume = try p.double("volume", range: 0...1)
+            if profile == nil && volume == nil {
+                throw .invalidParams("profile", "Give \"profile\" (full, quiet, silent), \"volume\" (0…1) or both.")
+            }
+            return .feedbackSet(profile: profile, volume: volume)
+        },
+        MethodSpec(name: "sound.play") { p, _ throws(RPCError) in
+            try p.only(["name"])
+            return .soundPlay(try p.requiredString("name", maxLength: 256))
+        },
+        MethodSpec(name: "sound.list") { p, _ throws(RPCError) in try p.only([]); return .soundList },
+        MethodSpec(name: "subscribe") { p, _ throws(RPCError) in
+            try p.only(["topics"])
+            guard let list = try p.array("topics") else { return .subscribe(topics: nil) }
+            var topics: [String] = []
+            for (k, t) in list.enumerated() {
+                guard case .string(let s) = t, !s.isEmpty, s.utf8.count <= 64 else {
+                    throw .invalidParams("topics[\(k)]", "Each topic must be a non-empty string of at most 64 bytes, such as \"tab\" or \"badge.changed\".")
+                }
+                topics.append(s)
+            }
+            return .subscribe(topics: topics)
+        },
+        MethodSpec(name: "unsubscribe") { p, _ throws(RPCError) in try p.only([]); return .unsubscribe },
+        MethodSpec(name: "stats.get") { p, _ throws(RPCError) in try p.only([]); return .statsGet },
+    ]
+
+    static let table: [String: MethodSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+
+    /// The names of all methods, for `hello.features` and docs.
+    public static var names: [String] { all.map(\.name) }
+
+    /// Looks up and decodes a request's params.
+    public static func command(for request: Request, limits: Limits) -> Result<Command, RPCError> {
+        guard let spec = table[request.method] else { return .failure(.methodNotFound(request.method)) }
+        do {
+            let params = try Params(request.params)
+            return .success(try spec.decode(params, limits))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
