@@ -16,7 +16,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure model: no Glibc, no I/O, no clocks.
-        .target(name: "TabBarCore"),
+        .target(name: "TabBarCore", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "TabBarAudio", dependencies: ["TabBarCore", "CALSA", "CSndFile"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarAudio", "CSystemd"],

@@ -1,0 +1,79 @@
+# tabbard — the two commands a newcomer needs are `make run` and `make test`.
+# Both install what is missing (Debian packages, via apt) before they build.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SWIFT   ?= swift
+ARGS    ?=
+BINDIR   = $(DESTDIR)$(PREFIX)/bin
+SHAREDIR = $(DESTDIR)$(PREFIX)/share/tabbard
+DOCDIR   = $(DESTDIR)$(PREFIX)/share/doc/tabbard
+
+# Debian packages the build, the tests and the benchmarks use.
+APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev alsa-utils sox socat systemd python3 procps
+
+.PHONY: all deps build release run test test-swift test-contract test-units install uninstall bench fuzz clean
+
+all: build
+
+## deps: install missing Debian packages (apt-get; uses sudo when not root)
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing missing packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6 (https://swift.org/install) first"; exit 1; }
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## run: the daemon in the foreground on the default user socket and the built-in bar
+run: release
+	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
+
+## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units
+test: deps test-swift test-contract test-units
+
+test-swift:
+	$(SWIFT) build --build-tests
+	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" TABBARD_SOUNDS_DIR="$(CURDIR)/Sounds" $(SWIFT) test --skip-build
+
+test-contract:
+	$(SWIFT) build --product tabbard
+	python3 tests/contract/test_contract.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
+
+test-units:
+	bash systemd/check-units.sh
+
+install: release
+	install -d $(BINDIR) $(SHAREDIR)/sounds $(DOCDIR)
+	install -m 0755 .build/release/tabbard .build/release/tabbarctl $(BINDIR)/
+	install -m 0644 Sounds/*.wav $(SHAREDIR)/sounds/
+	install -m 0644 docs/*.md README.md $(DOCDIR)/
+	systemd/render.sh $(PREFIX) .build/systemd
+	install -d $(DESTDIR)/usr/lib/systemd/user $(DESTDIR)/usr/lib/systemd/system \
+	  $(DESTDIR)/usr/lib/sysusers.d $(DESTDIR)/usr/lib/tmpfiles.d
+	install -m 0644 .build/systemd/user/tabbard.service .build/systemd/user/tabbard.socket $(DESTDIR)/usr/lib/systemd/user/
+	install -m 0644 .build/systemd/system/tabbard.service .build/systemd/system/tabbard.socket $(DESTDIR)/usr/lib/systemd/system/
+	install -m 0644 .build/systemd/sysusers.d/tabbard.conf $(DESTDIR)/usr/lib/sysusers.d/
+	install -m 0644 .build/systemd/tmpfiles.d/tabbard.conf $(DESTDIR)/usr/lib/tmpfiles.d/
+
+uninstall:
+	rm -f $(BINDIR)/tabbard $(BINDIR)/tabbarctl
+	rm -rf $(SHAREDIR) $(DOCDIR)
+	rm -f $(DESTDIR)/usr/lib/systemd/user/tabbard.* $(DESTDIR)/usr/lib/systemd/system/tabbard.* \
+	  $(DESTDIR)/usr/lib/sysusers.d/tabbard.conf $(DESTDIR)/usr/lib/tmpfiles.d/tabbard.conf
+
+## bench: the benchmark suite against a release daemon (figures, not pass/fail)
+bench: release
+	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds $(ARGS)
+
+clean:
+	$(SWIFT) package clean

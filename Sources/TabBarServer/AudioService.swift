@@ -1,0 +1,105 @@
+@preconcurrency import Glibc
+import TabBarCore
+import TabBarAudio
+
+/// The server's side of audio: the sound bank, the engine and its sink, and the
+/// fallback to the null sink when no device can be opened.
+final class AudioService {
+    let config: ServerConfig
+    private(set) var bank: SoundBank
+    private(set) var engine: AudioEngine?
+    /// Which sink is in use, for logs, STATUS= and stats.
+    private(set) var sinkName: String
+    private var startError: String?
+
+    static let log: AudioLog = { level, message in
+        Log.write(Priority(rawValue: Int32(level.rawValue)) ?? .info, message)
+    }
+
+    init(config: ServerConfig) {
+        self.config = config
+        let format = PCMFormat(rate: 48000, channels: 2)
+        bank = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: format, log: AudioService.log)
+        if config.soundDirs.isEmpty {
+            Log.warning("No sounds directory found (looked for Sounds/click.wav); pass --sounds DIR. Sounds are unavailable.")
+        }
+        var sink: AudioSink
+        switch config.audio {
+        case .null:
+            sink = NullSink(format: format, periodFrames: config.periodFrames)
+            sinkName = "null"
+        case .alsa, .auto:
+            let alsa = AlsaSink(device: config.alsaDevice, format: format, periodFrames: config.periodFrames, log: AudioService.log)
+            if let problem = alsa.probe() {
+                if config.audio == .alsa {
+                    // Explicitly asked for ALSA: keep it, it retries; sounds answer audio_unavailable meanwhile.
+                    Log.warning("ALSA device \"\(config.alsaDevice)\" cannot be opened (\(problem)); sounds are unavailable until it can be")
+                    sink = alsa
+                    sinkName = "alsa:\(config.alsaDevice)"
+                } else {
+                    Log.warning("No sound card: ALSA device \"\(config.alsaDevice)\" cannot be opened (\(problem)); using the null sink, so clicks are silent (state and events work as usual)")
+                    sink = NullSink(format: format, periodFrames: config.periodFrames)
+                    sinkName = "null (no sound card)"
+                }
+            } else {
+                sink = alsa
+                sinkName = "alsa:\(config.alsaDevice)"
+            }
+        }
+        let engine = AudioEngine(sink: sink, bank: bank, voices: config.voices, log: AudioService.log)
+        do {
+            try engine.start()
+            self.engine = engine
+        } catch {
+            startError = "\(error)"
+            Log.error("Audio engine did not start; sounds are unavailable", ["error": "\(error)"])
+        }
+    }
+
+    var reportFD: Int32 { engine?.reportFD ?? -1 }
+
+    var statusSummary: String {
+        "\(bank.sounds.count) sounds, audio \(sinkName)" + (engine.map { " (\($0.deviceState))" } ?? " (not running)")
+    }
+
+    func play(name: String, gain: Double, requestedAt: UInt64) -> Result<UInt32, RPCError> {
+        guard let sound = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
+        guard let engine else { return .failure(.audioUnavailable(startError ?? "the audio engine is not running")) }
+        switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt) {
+        case .started(let voice): return .success(voice)
+        case .unavailable(let why): return .failure(.audioUnavailable(why))
+        }
+    }
+
+    func drainReports(_ body: (UInt32, String) -> Void) {
+        engine?.drainReports { body($0.voice, $0.name) }
+    }
+
+    func soundList() -> [JSON] {
+        bank.sounds.map {
+            .obj(["name": .string($0.name), "frames": .int($0.frames), "rate": .int($0.rate),
+                  "channels": .int($0.channels), "source": .string($0.source)])
+        }
+    }
+
+    /// Reloads the sound bank; voices already playing finish.
+    func reload() {
+        let fresh = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: bank.format, log: AudioService.log)
+        bank = fresh
+        engine?.replaceBank(fresh)
+        Log.notice("Sounds reloaded", ["sounds": String(fresh.sounds.count)])
+    }
+
+    func statsJSON() -> JSON {
+        var m: [JSON.Member] = [JSON.Member("sink", .string(sinkName)), JSON.Member("sounds", .int(bank.sounds.count))]
+        if let engine {
+            m.append(JSON.Member("state", .string(engine.deviceState)))
+            m.append(JSON.Member("engine", engine.statsJSON()))
+        } else {
+            m.append(JSON.Member("state", .string("unavailable: \(startError ?? "not started")")))
+        }
+        return .object(m)
+    }
+
+    func shutdown() { engine?.shutdown() }
+}

@@ -1,0 +1,350 @@
+@preconcurrency import Glibc
+import TabBarCore
+import TabBarAudio
+import CSystemd
+
+/// The daemon: one epoll loop that owns the state, the clients and the journal.
+/// Audio runs on its own thread (`AudioEngine`); the two meet through a
+/// non-blocking queue and an eventfd.
+public final class Server {
+    public static let version = "0.1.0"
+
+    let config: ServerConfig
+    var reducer: Reducer
+    let store: StateStore
+    let audio: AudioService
+    let epfd: Int32
+    let listenFD: Int32
+    let ownsSocketPath: Bool
+    let signalFD: Int32
+    var conns: [Int32: Connection] = [:]
+    var subscribers: [Connection] = []
+    /// Connections with output to flush at the end of this loop turn.
+    var dirty: [Connection] = []
+    var nextConnID: UInt64 = 1
+    var stats = ServerStats()
+    var running = true
+    var watchdogIntervalNs: UInt64?
+    var nextWatchdogNs: UInt64 = 0
+    let helloLine: [UInt8]
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// Time the line being handled was read (CLOCK_MONOTONIC ns).
+    var lineReadNs: UInt64 = 0
+
+    /// Sets everything up: state restored, sounds loaded, socket listening.
+    public init(config: ServerConfig) throws {
+        self.config = config
+        stats.startedNs = Posix.monotonicNs()
+        store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs)
+        do {
+            reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap)
+        } catch {
+            throw ServerError("cannot use the state file \(config.statePath): \(error)")
+        }
+        audio = AudioService(config: config)
+        if let fd = try Systemd.inheritedListener() {
+            listenFD = fd
+            ownsSocketPath = false
+            Log.info("Using the socket passed by systemd", ["fd": String(fd)])
+        } else {
+            listenFD = try Listener.bind(path: config.socketPath)
+            ownsSocketPath = true
+        }
+        epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, s) }
+        signalFD = signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
+        let hello: JSON = .obj([
+            "server": .string("tabbard"), "version": .string(Server.version), "protocol": .int(1),
+            "max_line": .int(config.maxLine), "features": .array(Methods.names.map { .string($0) }),
+        ])
+        helloLine = Wire.notification("hello", hello)
+        watch(listenFD, EPOLLIN.rawValue)
+        watch(signalFD, EPOLLIN.rawValue)
+        if audio.reportFD >= 0 { watch(audio.reportFD, EPOLLIN.rawValue) }
+        if let usec = Systemd.watchdogUsec() {
+            watchdogIntervalNs = usec * 1000 / 2
+            nextWatchdogNs = Posix.monotonicNs()
+        }
+    }
+
+    func watch(_ fd: Int32, _ events: UInt32) {
+        var ev = epoll_event()
+        ev.events = events
+        ev.data.fd = fd
+        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)
+    }
+
+    func rewatch(_ c: Connection) {
+        var ev = epoll_event()
+        ev.events = (c.readPaused || c.readClosed ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
+        ev.data.fd = c.fd
+        epoll_ctl(epfd, EPOLL_CTL_MOD, c.fd, &ev)
+    }
+
+    /// What `STATUS=` says.
+    var statusLine: String {
+        "Serving \(conns.count) client\(conns.count == 1 ? "" : "s"), \(subscribers.count) subscribed; seq \(reducer.state.seq); \(audio.statusSummary)"
+    }
+
+    /// Runs until SIGTERM/SIGINT. Returns the exit status.
+    public func run() -> Int32 {
+        Log.notice("tabbard \(Server.version) ready", ["socket": ownsSocketPath ? config.socketPath : "(systemd)",
+                                                        "state": config.statePath, "audio": audio.statusSummary])
+        Systemd.notify("READY=1\nSTATUS=\(statusLine)")
+        var events = [epoll_event](repeating: epoll_event(), count: 128)
+        while running {
+            let timeout = nextTimeoutMs()
+            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, Int32($0.count), timeout) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                Log.error("epoll_wait failed", ["error": Errno().description])
+                break
+            }
+            let now = Posix.monotonicNs()
+            for k in 0..<Int(n) {
+                let fd = events[k].data.fd
+                let ev = events[k].events
+                if fd == listenFD {
+                    acceptClients(now: now)
+                } else if fd == signalFD {
+                    handleSignals()
+                } else if fd == audio.reportFD {
+                    audio.drainReports { voice, name in
+                        broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name)])))
+                    }
+                } else if let c = conns[fd] {
+                    if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
+                        readFrom(c, now: now)
+                    }
+                    if ev & EPOLLOUT.rawValue != 0 { markDirty(c) }
+                }
+            }
+            flushDirty(now: now)
+            periodic(now: now)
+        }
+        shutdown()
+        return 0
+    }
+
+    func nextTimeoutMs() -> Int32 {
+        var timeout: Int = -1
+        let now = Posix.monotonicNs()
+        if let ms = store.tick(nowNs: now) { timeout = ms }
+        if let interval = watchdogIntervalNs {
+            let ms = nextWatchdogNs > now ? Int((nextWatchdogNs - now) / 1_000_000) + 1 : 0
+            timeout = timeout < 0 ? ms : min(timeout, ms)
+            _ = interval
+        }
+        if conns.values.contains(where: { $0.queued > 0 }) {
+            timeout = timeout < 0 ? 1000 : min(timeout, 1000)
+        }
+        return Int32(timeout)
+    }
+
+    func periodic(now: UInt64) {
+        _ = store.tick(nowNs: now)
+        if let interval = watchdogIntervalNs, now >= nextWatchdogNs {
+            // Sent from the state loop: a stuck loop stops the pings and systemd restarts us.
+            Systemd.notify("WATCHDOG=1")
+            nextWatchdogNs = now + interval
+        }
+        if store.needsCompaction {
+            do { try store.compact(reducer.state, limits: reducer.limits) } catch {
+                Log.error("Compacting the state failed; the journal keeps growing", ["error": "\(error)"])
+            }
+        }
+        // Clients that stopped reading their replies.
+        let limitNs = UInt64(config.writeTimeoutMs) * 1_000_000
+        for c in conns.values where c.queued > 0 && now > c.lastProgressNs + limitNs {
+            Log.warning("Disconnecting a client that does not read its replies", [
+                "client": String(c.id), "pid": String(c.pid), "uid": String(c.uid), "queued_bytes": String(c.queued)])
+            stats.slowClientsDropped += 1
+            drop(c)
+        }
+    }
+
+    // MARK: Clients
+
+    func acceptClients(now: UInt64) {
+        while true {
+            let fd = tabbard_accept(listenFD)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                if errno == EMFILE || errno == ENFILE {
+                    Log.warning("Out of file descriptors; not accepting for now", ["error": Errno().description])
+                }
+                return
+            }
+            var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
+            _ = tabbard_peer_cred(fd, &pid, &uid, &gid)
+            if !allowed(uid: uid, gid: gid) {
+                stats.connectionsRefused += 1
+                refuse(fd, .permissionDenied("uid \(uid) may not use this tabbard (allowed: its own uid \(getuid()), root, and allowed_uids/allowed_gids in the config)."))
+                Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])
+                continue
+            }
+            if conns.count >= config.maxClients {
+                stats.connectionsRefused += 1
+                refuse(fd, .limitExceeded("Too many clients (max_clients = \(config.maxClients)); try again later."))
+                Log.warning("Refused a client: max_clients reached", ["pid": String(pid), "uid": String(uid)])
+                continue
+            }
+            let c = Connection(fd: fd, id: nextConnID, maxLine: config.maxLine)
+            nextConnID += 1
+            c.pid = pid
+            c.uid = uid
+            c.gid = gid
+            c.lastProgressNs = now
+            conns[fd] = c
+            stats.connectionsTotal += 1
+            watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+            c.out.append(contentsOf: helloLine)
+            markDirty(c)
+            Log.debug("Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)])
+        }
+    }
+
+    func allowed(uid: UInt32, gid: UInt32) -> Bool {
+        uid == 0 || uid == getuid() || config.allowedUIDs.contains(uid) || config.allowedGIDs.contains(gid)
+    }
+
+    /// One error line, then close.
+    func refuse(_ fd: Int32, _ error: RPCError) {
+        var line: [UInt8] = []
+        Wire.error(id: .null, error, into: &line)
+        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(fd)
+    }
+
+    func markDirty(_ c: Connection) {
+        if !c.closed { dirty.append(c) }
+    }
+
+    func readFrom(_ c: Connection, now: UInt64) {
+        var reads = 0
+        while !c.closed && !c.readClosed && !c.readPaused && reads < 8 {
+            let n = readBuffer.withUnsafeMutableBytes { read(c.fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                drop(c)
+                return
+            }
+            reads += 1
+            if n == 0 {
+                // Half-close: answer every complete line received, flush, then close.
+                c.readClosed = true
+                c.framer.finish { unit in handle(unit, from: c) }
+                rewatch(c)
+                markDirty(c)
+                break
+            }
+            lineReadNs = now
+            readBuffer.withUnsafeBufferPointer { buf in
+                let chunk = UnsafeBufferPointer(rebasing: buf[0..<n])
+                c.framer.feed(chunk) { unit in handle(unit, from: c) }
+            }
+            if c.queued > config.maxQueuedBytes && !c.readPaused {
+                // Back-pressure: stop reading until the client reads its replies.
+                c.readPaused = true
+                rewatch(c)
+            }
+            if n < readBuffer.count { break }
+        }
+        markDirty(c)
+    }
+
+    func flushDirty(now: UInt64) {
+        guard !dirty.isEmpty else { return }
+        let list = dirty
+        dirty.removeAll(keepingCapacity: true)
+        for c in list where !c.closed {
+            if c.owesResync {
+                c.owesResync = false
+                stats.resyncs += 1
+                Wire.notification("state.resync", .obj(["seq": .int(reducer.state.seq), "state": reducer.state.json(limits: reducer.limits)]), into: &c.out)
+            }
+            if c.queued == 0 && !c.readClosed { continue }
+            if !c.flush(now: now) {
+                drop(c)
+                continue
+            }
+            let pending = c.queued > 0
+            var changed = false
+            if pending != c.pollingOut { c.pollingOut = pending; changed = true }
+            if c.readPaused && c.queued <= config.maxQueuedBytes / 2 { c.readPaused = false; changed = true }
+            if c.readClosed && !pending {
+                drop(c)
+                continue
+            }
+            if changed { rewatch(c) }
+        }
+    }
+
+    func drop(_ c: Connection) {
+        guard !c.closed else { return }
+        c.closed = true
+        epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
+        close(c.fd)
+        conns[c.fd] = nil
+        if c.subscribed { subscribers.removeAll { $0 === c } }
+        Log.debug("Client disconnected", ["client": String(c.id)])
+    }
+
+    // MARK: Events
+
+    /// Encodes an event once and queues it for every subscriber that wants it.
+    func broadcast(_ event: Event) {
+        stats.events += 1
+        guard !subscribers.isEmpty else { return }
+        let line = Wire.notification(event.method, event.params)
+        for s in subscribers where s.wants(event.method) {
+            if s.owesResync { continue }
+            if s.queued + line.count > config.maxQueuedBytes {
+                // Too slow: its queue goes, one state.resync replaces it.
+                s.dropQueue()
+                s.owesResync = true
+                Log.info("Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)])
+            } else {
+                s.out.append(contentsOf: line)
+                stats.eventBytes += line.count
+            }
+            markDirty(s)
+        }
+    }
+
+    // MARK: Signals and shutdown
+
+    func handleSignals() {
+        var info = signalfd_siginfo()
+        while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+            switch Int32(info.ssi_signo) {
+            case SIGHUP:
+                Systemd.notify("RELOADING=1\nSTATUS=Reloading sounds")
+                Log.notice("SIGHUP: reloading sounds")
+                audio.reload()
+                Systemd.notify("READY=1\nSTATUS=\(statusLine)")
+            default:
+                Log.notice("Stopping", ["signal": String(info.ssi_signo)])
+                running = false
+            }
+        }
+    }
+
+    func shutdown() {
+        Systemd.notify("STOPPING=1\nSTATUS=Stopping")
+        broadcast(Event("server.stopping", .obj([:])))
+        let now = Posix.monotonicNs()
+        for c in conns.values { _ = c.flush(now: now) }
+        for c in Array(conns.values) { drop(c) }
+        do { try store.compact(reducer.state, limits: reducer.limits) } catch {
+            Log.error("Could not write the final snapshot; the journal still holds every change", ["error": "\(error)"])
+        }
+        close(listenFD)
+        if ownsSocketPath { unlink(config.socketPath) }
+        audio.shutdown()
+        Log.notice("Stopped", ["seq": String(reducer.state.seq)])
+    }
+}

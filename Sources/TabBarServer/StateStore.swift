@@ -1,0 +1,197 @@
+@preconcurrency import Glibc
+import TabBarCore
+
+/// Durable state: a snapshot (`state.json`) plus an append-only journal
+/// (`state.json.journal`) of the requests that changed it, one JSON line each.
+///
+/// A change is appended (one `write`) before its reply is queued, so a reply
+/// means the change is in the kernel; a SIGKILL loses nothing acknowledged.
+/// The journal is fsync'ed at most `fsyncIntervalMs` after a change (0: at
+/// once), and compacted into a new snapshot (temp + fsync + rename + dir
+/// fsync) every `compactEvery` entries and at shutdown.
+final class StateStore {
+    let snapshotPath: String
+    let journalPath: String
+    let compactEvery: Int
+    let fsyncIntervalMs: Int
+    private var journalFD: Int32 = -1
+    private(set) var entries = 0
+    private(set) var lastError: String?
+    private var dirtySinceFsync = false
+    private var lastFsyncNs: UInt64 = 0
+    private var line: [UInt8] = []
+    private(set) var appends = 0
+
+    init(path: String, compactEvery: Int, fsyncIntervalMs: Int) {
+        snapshotPath = path
+        journalPath = path + ".journal"
+        self.compactEvery = compactEvery
+        self.fsyncIntervalMs = fsyncIntervalMs
+        line.reserveCapacity(512)
+    }
+
+    deinit { if journalFD >= 0 { close(journalFD) } }
+
+    /// Restores the state: snapshot, then every journal entry after it, replayed
+    /// through the reducer. Corrupt files are moved aside (one log line) and the
+    /// last good state is used. Returns the reducer to serve with.
+    func load(initial: BarState, limits: Limits, sounds: SoundMap) throws(Errno) -> Reducer {
+        try Posix.makeDirectories(Posix.dirname(snapshotPath))
+        var reducer = Reducer(state: initial, limits: limits, sounds: sounds)
+        var restoredFrom = "built-in default bar"
+        if let bytes = try Posix.readFile(snapshotPath) {
+            do {
+                let doc = try JSON.parse(bytes)
+                guard let seq = doc["seq"]?.intValue, seq >= 0, let st = doc["state"] else {
+                    throw RPCError.invalidParams("seq", "the snapshot has no seq or state")
+                }
+                reducer.state = try BarState.decode(st, seq: UInt64(seq), limits: limits)
+                if let e = Reducer.validate(reducer.state.items, limits: limits) { throw e }
+                restoredFrom = snapshotPath
+            } catch {
+                let aside = moveAside(snapshotPath)
+                Log.error("State file is corrupt; moved it aside and started from the default bar", ["file": snapshotPath, "moved_to": aside, "reason": "\(error)"])
+                reducer.state = initial
+            }
+        }
+        // Replay the journal.
+        var replayed = 0
+        if let bytes = try Posix.readFile(journalPath) {
+            var framer = LineFramer(maxLine: 1 << 24)
+            var bad: String?
+            var good = 0
+            framer.feed(bytes) { unit in
+                guard bad == nil else { return }
+                guard case .line(let l) = unit else { bad = "overlong line"; return }
+                do {
+                    let entry = try JSON.parse(l)
+                    guard let seq = entry["seq"]?.intValue, let method = entry["method"]?.stringValue else {
+                        bad = "entry without seq or method"
+                        return
+                    }
+                    good += 1
+                    if UInt64(seq) <= reducer.state.seq { return }  // already in the snapshot
+                    let req = Request(id: .null, method: method, params: entry["params"])
+                    if case .success(let cmd) = Methods.command(for: req, limits: limits) {
+                        _ = reducer.reduce(cmd)
+                    }
+                    reducer.state.seq = UInt64(seq)
+                    replayed += 1
+                } catch {
+                    bad = "\(error)"
+                }
+            }
+            let torn = !framer.pending.isEmpty
+            if let bad {
+                let aside = moveAside(journalPath, copy: true)
+                Log.error("State journal is corrupt after \(good) good entries; kept those, copied the file aside", ["file": journalPath, "copy": aside, "reason": bad])
+            } else if torn {
+                Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": journalPath])
+            }
+        }
+        reducer.state.highlighted = nil
+        reducer.state.visibility.phase = .idle
+        if replayed > 0 { restoredFrom += " + \(replayed) journal entries" }
+        Log.info("State restored", ["from": restoredFrom, "seq": String(reducer.state.seq)])
+        try compact(reducer.state, limits: limits)
+        return reducer
+    }
+
+    /// Renames (or copies) a bad file to `path.corrupt-<unix time>`; returns the new name.
+    private func moveAside(_ path: String, copy: Bool = false) -> String {
+        let target = "\(path).corrupt-\(time(nil))"
+        if copy, let bytes = try? Posix.readFile(path) {
+            let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            if fd >= 0 { try? Posix.writeAll(fd, bytes); close(fd) }
+        } else {
+            rename(path, target)
+        }
+        return target
+    }
+
+    /// Appends one change. Throws when it could not be written (disk full, I/O error).
+    func append(seq: UInt64, method: String, params: JSON?) throws(Errno) {
+        if journalFD < 0 { try openJournal() }
+        line.removeAll(keepingCapacity: true)
+        line.append(contentsOf: #"{"seq":"#.utf8)
+        line.append(contentsOf: String(seq).utf8)
+        line.append(contentsOf: #","method":"#.utf8)
+        JSON.writeString(method, into: &line)
+        if let params, params != .null {
+            line.append(contentsOf: #","params":"#.utf8)
+            params.write(into: &line)
+        }
+        line.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        do throws(Errno) {
+            let n = try Posix.retry { line.withUnsafeBytes { write(journalFD, $0.baseAddress, $0.count) } }
+            if n != line.count {
+                // A short write leaves a torn line: cut it off so the journal stays parseable.
+                let end = lseek(journalFD, 0, SEEK_END)
+                _ = ftruncate(journalFD, end - off_t(n))
+                throw Errno(ENOSPC)
+            }
+        } catch {
+            lastError = "cannot write \(journalPath): \(error)"
+            throw error
+        }
+        lastError = nil
+        entries += 1
+        appends += 1
+        dirtySinceFsync = true
+        if fsyncIntervalMs == 0 { syncNow() }
+    }
+
+    /// Called from the loop: fsyncs the journal when the interval has passed.
+    /// Returns the milliseconds until the next needed call, or nil when clean.
+    func tick(nowNs: UInt64) -> Int? {
+        guard dirtySinceFsync else { return nil }
+        let due = lastFsyncNs + UInt64(fsyncIntervalMs) * 1_000_000
+        if nowNs >= due { syncNow(); return nil }
+        return Int((due - nowNs) / 1_000_000) + 1
+    }
+
+    func syncNow() {
+        guard journalFD >= 0, dirtySinceFsync else { return }
+        fdatasync(journalFD)
+        dirtySinceFsync = false
+        lastFsyncNs = Posix.monotonicNs()
+    }
+
+    var needsCompaction: Bool { entries >= compactEvery }
+
+    /// Writes a snapshot of `state` atomically and empties the journal.
+    func compact(_ state: BarState, limits: Limits) throws(Errno) {
+        let doc: JSON = .obj(["version": .int(1), "seq": .int(state.seq), "state": state.json(limits: limits)])
+        var bytes = doc.encoded()
+        bytes.append(0x0A)
+        let tmp = snapshotPath + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0 { let e = Errno(); lastError = "cannot write \(tmp): \(e)"; throw e }
+        do {
+            try Posix.writeAll(fd, bytes)
+            try Posix.retry { fsync(fd) }
+        } catch {
+            close(fd)
+            unlink(tmp)
+            lastError = "cannot write \(tmp): \(error)"
+            throw error
+        }
+        close(fd)
+        if rename(tmp, snapshotPath) != 0 { let e = Errno(); lastError = "cannot rename \(tmp): \(e)"; throw e }
+        let dir = open(Posix.dirname(snapshotPath), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
+        // The snapshot now holds everything: start an empty journal.
+        if journalFD >= 0 { close(journalFD); journalFD = -1 }
+        let j = open(journalPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if j >= 0 { close(j) }
+        entries = 0
+        dirtySinceFsync = false
+        lastError = nil
+    }
+
+    private func openJournal() throws(Errno) {
+        let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; throw e }
+        journalFD = fd
+    }
+}
