@@ -1,0 +1,70 @@
+import Testing
+@testable import TabBarCore
+
+enum Framed: Equatable {
+    case line(String)
+    case tooLong
+}
+
+func frame(_ chunks: [[UInt8]], maxLine: Int = 65536, finish: Bool = false) -> [Framed] {
+    var f = LineFramer(maxLine: maxLine)
+    var out: [Framed] = []
+    let sink: (LineFramer.Line) -> Void = { unit in
+        switch unit {
+        case .line(let l): out.append(.line(String(decoding: l, as: UTF8.self)))
+        case .tooLong: out.append(.tooLong)
+        }
+    }
+    for c in chunks { f.feed(c, sink) }
+    if finish { f.finish(sink) }
+    return out
+}
+
+@Suite struct LineFramerTests {
+    let input = Array("{\"id\":1}\n\r\n{\"id\":2}\r\n\n   \n{\"x\":\"é\"}\n".utf8)
+    let expected: [Framed] = [.line("{\"id\":1}"), .line("{\"id\":2}"), .line("{\"x\":\"é\"}")]
+
+    @Test func wholeInput() {
+        #expect(frame([input]) == expected)
+    }
+
+    @Test func splitAtEveryByteOffset() {
+        for cut in 0...input.count {
+            #expect(frame([Array(input[..<cut]), Array(input[cut...])]) == expected, "cut at \(cut)")
+        }
+    }
+
+    @Test func splitAtEveryPairOfOffsets() {
+        for a in 0...input.count {
+            for b in a...input.count {
+                let parts = [Array(input[..<a]), Array(input[a..<b]), Array(input[b...])]
+                #expect(frame(parts) == expected, "cuts at \(a), \(b)")
+            }
+        }
+    }
+
+    @Test func byteByByte() {
+        #expect(frame(input.map { [$0] }) == expected)
+    }
+
+    @Test func overlongLineIsReportedOnceAndSkipped() {
+        let long = Array(repeating: UInt8(ascii: "a"), count: 100)
+        let data = Array("ok1\n".utf8) + long + Array("\nok2\n".utf8)
+        for cut in 0...data.count {
+            #expect(frame([Array(data[..<cut]), Array(data[cut...])], maxLine: 10) == [.line("ok1"), .tooLong, .line("ok2")], "cut at \(cut)")
+        }
+        #expect(frame(data.map { [$0] }, maxLine: 10) == [.line("ok1"), .tooLong, .line("ok2")])
+    }
+
+    @Test func lineOfExactlyMaxLineIsAccepted() {
+        let ten = String(repeating: "b", count: 10)
+        #expect(frame([Array("\(ten)\n".utf8)], maxLine: 10) == [.line(ten)])
+        #expect(frame([Array("\(ten)\r\n".utf8)], maxLine: 10) == [.line(ten)])
+        #expect(frame([Array("\(ten)b\n".utf8)], maxLine: 10) == [.tooLong])
+    }
+
+    @Test func finalLineWithoutNewlineCountsAtEOF() {
+        #expect(frame([Array("a\nb".utf8)]) == [.line("a")])
+        #expect(frame([Array("a\nb".utf8)], finish: true) == [.line("a"), .line("b")])
+    }
+}
