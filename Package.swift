@@ -31,6 +31,8 @@ let package = Package(
                           swiftSettings: [.swiftLanguageMode(.v5)]),
 
         .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore"]),
+        .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer"],

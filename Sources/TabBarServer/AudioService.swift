@@ -76,9 +76,13 @@ final class AudioService {
     }
 
     func soundList() -> [JSON] {
-        bank.sounds.map {
-            .obj(["name": .string($0.name), "frames": .int($0.frames), "rate": .int($0.rate),
-                  "channels": .int($0.channels), "source": .string($0.source)])
+        // frames/rate/channels describe the file as given; "device" what it was converted to at load.
+        bank.sounds.map { s in
+            let src = s.sourceFormat
+            let srcFrames = src.rate == s.rate ? s.frames : Int((Double(s.frames) * Double(src.rate) / Double(s.rate)).rounded())
+            return .obj(["name": .string(s.name), "frames": .int(srcFrames), "rate": .int(src.rate),
+                         "channels": .int(src.channels), "source": .string(s.source),
+                         "device": .obj(["frames": .int(s.frames), "rate": .int(s.rate), "channels": .int(s.channels)])])
         }
     }
 

@@ -1,0 +1,201 @@
+import Glibc
+import TabBarCore
+
+/// A blocking connection to tabbard: requests with `call`, events with `nextMessage`.
+///
+/// Not thread-safe: use one connection from one thread at a time. The socket
+/// is non-blocking; a front end with its own `poll` loop may watch
+/// `fileDescriptor` for input, but must first drain `hasBufferedMessages`.
+public final class TabBarConnection {
+    /// The params of the daemon's `hello` notification (`server`, `version`, `protocol`, `max_line`, `features`).
+    public let hello: JSON
+    /// How long `call`, `notify` and `sendRaw` wait for the daemon, in milliseconds.
+    public let timeoutMs: Int
+
+    private let channel: LineChannel
+    /// Lines that arrived while `call` waited for its reply, in arrival order.
+    private var pending: [ReceivedMessage] = []
+    private var nextID = 1
+    /// Ids of calls that gave up waiting; their late replies are dropped.
+    private var abandoned: Set<Int> = []
+
+    /// Connects to the socket at `path` and reads the `hello` notification.
+    public convenience init(path: String, timeoutMs: Int = 5000) throws {
+        let fd = try TabBarConnection.connectSocket(path: path)
+        try self.init(fileDescriptor: fd, timeoutMs: timeoutMs)
+    }
+
+    /// Adopts a connected stream socket (from `socketpair`, socket activation…)
+    /// and reads the `hello` notification. The connection owns `fd` from now on,
+    /// also when this throws.
+    public init(fileDescriptor fd: Int32, timeoutMs: Int = 5000) throws {
+        channel = LineChannel(fd: fd)
+        self.timeoutMs = timeoutMs
+        do {
+            guard let first = try channel.next(deadline: .after(ms: timeoutMs)) else { throw ClientError.timeout }
+            if first.json["method"]?.stringValue == "hello" {
+                hello = first.json["params"] ?? .obj([:])
+            } else if let error = first.json["error"], first.json["method"] == nil {
+                // Refused before the greeting (too many clients, not allowed…).
+                throw ClientError.fromReply(error)
+            } else {
+                throw ClientError.protocolViolation("expected the hello notification first, got \(Self.excerpt(first.text))")
+            }
+        } catch {
+            channel.close()
+            throw error
+        }
+    }
+
+    deinit { channel.close() }
+
+    /// The socket, for a front end's own `poll` loop (-1 once closed).
+    public var fileDescriptor: Int32 { channel.fd }
+
+    /// Whether `nextMessage` has a message without reading the socket.
+    public var hasBufferedMessages: Bool { !pending.isEmpty || channel.hasBuffered }
+
+    /// Sends a request with a fresh numeric id and waits up to `timeoutMs` for its
+    /// reply. Returns `result`; throws `ClientError.rpc` for an error reply.
+    /// Events (and other lines) that arrive meanwhile are kept for `nextMessage`.
+    public func call(_ method: String, _ params: JSON? = nil) throws -> JSON {
+        let id = nextID
+        nextID += 1
+        let deadline = Deadline.after(ms: timeoutMs)
+        do {
+            try channel.send(Self.requestLine(id: .int(id), method: method, params: params), deadline: deadline)
+            while true {
+                guard let m = try channel.next(deadline: deadline) else { throw ClientError.timeout }
+                guard let replyID = Self.replyID(m.json) else {
+                    pending.append(m)
+                    continue
+                }
+                if replyID == id {
+                    if let error = m.json["error"] { throw ClientError.fromReply(error) }
+                    guard let result = m.json["result"] else {
+                        throw ClientError.protocolViolation("the reply to \(method) has neither result nor error: \(Self.excerpt(m.text))")
+                    }
+                    return result
+                }
+                if let late = replyID, abandoned.remove(late) != nil { continue }
+                pending.append(m)
+            }
+        } catch let error as ClientError {
+            if case .rpc = error {} else { abandoned.insert(id) }
+            throw error
+        }
+    }
+
+    /// Sends a notification (no id): the daemon carries it out and replies nothing.
+    public func notify(_ method: String, _ params: JSON? = nil) throws {
+        try channel.send(Self.requestLine(id: nil, method: method, params: params), deadline: .after(ms: timeoutMs))
+    }
+
+    /// Sends `line` as it is (a newline is added when missing). For tests and tools.
+    public func sendRaw(_ line: String) throws {
+        var bytes = Array(line.utf8)
+        if bytes.last != 0x0A { bytes.append(0x0A) }
+        try channel.send(bytes, deadline: .after(ms: timeoutMs))
+    }
+
+    /// The next queued event, or else the next line from the socket, waiting up to
+    /// `timeoutMs` (forever when nil; 0 only takes what is already there).
+    /// Returns nil on timeout; throws `.closed` when the daemon has closed.
+    public func nextMessage(timeoutMs: Int?) throws -> JSON? {
+        try nextReceived(timeoutMs: timeoutMs)?.json
+    }
+
+    /// Like `nextMessage`, with the exact text of the line as it was received.
+    public func nextReceived(timeoutMs: Int?) throws -> ReceivedMessage? {
+        if !pending.isEmpty { return pending.removeFirst() }
+        let deadline = timeoutMs.map { Deadline.after(ms: $0) }
+        while true {
+            guard let m = try channel.next(deadline: deadline) else { return nil }
+            if let replyID = Self.replyID(m.json), let late = replyID, abandoned.remove(late) != nil { continue }
+            return m
+        }
+    }
+
+    /// Closes the socket; later calls throw `.closed`.
+    public func close() {
+        channel.close()
+        pending.removeAll()
+    }
+
+    // MARK: - Helpers
+
+    /// `.some(id)` for a reply (an `id` with `result` or `error` and no `method`);
+    /// the inner value is nil when the id is not one of ours (null, a string…).
+    static func replyID(_ message: JSON) -> Int?? {
+        guard message["method"] == nil, let id = message["id"],
+              message["result"] != nil || message["error"] != nil else { return nil }
+        if case .number = id { return .some(id.intValue) }
+        return .some(nil)
+    }
+
+    static func requestLine(id: JSON?, method: String, params: JSON?) -> [UInt8] {
+        var members = [JSON.Member("jsonrpc", .string("2.0"))]
+        if let id { members.append(JSON.Member("id", id)) }
+        members.append(JSON.Member("method", .string(method)))
+        if let params { members.append(JSON.Member("params", params)) }
+        var out = JSON.object(members).encoded()
+        out.append(0x0A)
+        return out
+    }
+
+    static func excerpt(_ text: String) -> String {
+        text.count > 120 ? String(text.prefix(120)) + "…" : text
+    }
+
+    // MARK: - Connecting
+
+    static func connectSocket(path: String) throws -> Int32 {
+        var addr = sockaddr_un()
+        let capacity = MemoryLayout.size(ofValue: addr.sun_path)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty else {
+            throw ClientError.connect(path: path, reason: "the socket path is empty — pass --socket PATH or set TABBARD_SOCKET")
+        }
+        guard bytes.count < capacity else {
+            throw ClientError.connect(path: path, reason: "the path is \(bytes.count) bytes long but a Unix socket path may have at most \(capacity - 1) — use a shorter --socket path")
+        }
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { dst in
+            dst.copyBytes(from: bytes)
+            dst[bytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw ClientError.connect(path: path, reason: "cannot create a socket: \(errnoText(errno))")
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+        while true {
+            let r = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
+            }
+            if r == 0 { return fd }
+            let e = errno
+            if e == EINTR { continue }
+            if e == EISCONN { return fd }  // an interrupted connect completed meanwhile
+            Glibc.close(fd)
+            throw ClientError.connect(path: path, reason: connectHint(e))
+        }
+    }
+
+    /// The system's reason plus what to do about it.
+    static func connectHint(_ e: Int32) -> String {
+        let reason = errnoText(e)
+        switch e {
+        case ENOENT, ENOTDIR:
+            return "\(reason) — is tabbard running? start it with `make run` or pass --socket"
+        case ECONNREFUSED:
+            return "\(reason) — nothing is listening there (a stale socket of a stopped tabbard?); start it with `make run` or pass --socket"
+        case EACCES, EPERM:
+            return "\(reason) — you may not use this socket; run as the daemon's user or group, or pass --socket"
+        case EAGAIN:
+            return "\(reason) — tabbard is not accepting connections fast enough; retry in a moment"
+        default:
+            return "\(reason) — is tabbard running? start it with `make run` or pass --socket"
+        }
+    }
+}

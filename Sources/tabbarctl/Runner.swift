@@ -1,0 +1,236 @@
+import Glibc
+import TabBarClient
+import TabBarCore
+
+/// A problem on this side that is not a usage error (unreadable file, bad JSON file).
+struct ClientSideError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Exit statuses: 0 ok, 1 client-side error, 2 the daemon returned an error.
+enum ExitStatus {
+    static let ok: Int32 = 0
+    static let client: Int32 = 1
+    static let daemon: Int32 = 2
+}
+
+/// Where output goes: one call per line; `out` is flushed after every line.
+struct Output {
+    var out: (String) -> Void
+    var err: (String) -> Void
+
+    static let standard = Output(
+        out: { line in
+            fputs(line + "\n", stdout)
+            fflush(stdout)
+        },
+        err: { line in
+            fputs(line + "\n", stderr)
+        })
+
+    /// Reports an error as one line.
+    func error(_ message: String) {
+        let oneLine = message.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).joined(separator: " ")
+        err("tabbarctl: " + oneLine)
+    }
+}
+
+/// The request a command sends, when it is a single request known without I/O.
+enum Plan {
+    static func request(_ command: Subcommand) -> (method: String, params: JSON?)? {
+        switch command {
+        case .help, .version, .configure: return nil
+        case .state: return ("state.get", nil)
+        case .select(let target, let program, let ifSeq):
+            var p: [JSON.Member] = []
+            switch target {
+            case .id(let id): p.append(JSON.Member("tab", .string(id)))
+            case .index(let n): p.append(JSON.Member("index", .int(n)))
+            }
+            if let ifSeq { p.append(JSON.Member("if_seq", .int(ifSeq))) }
+            if program { p.append(JSON.Member("source", .string("program"))) }
+            return ("tab.select", .object(p))
+        case .badge(let tab, let change):
+            let t = JSON.Member("tab", .string(tab))
+            switch change {
+            case .count(let n): return ("badge.set", .object([t, JSON.Member("count", .int(n))]))
+            case .text(let s): return ("badge.set", .object([t, JSON.Member("text", .string(s))]))
+            case .dot: return ("badge.set", .object([t, JSON.Member("dot", .bool(true))]))
+            case .clear: return ("badge.clear", .object([t]))
+            }
+        case .action(let tab, let finish):
+            return (finish ? "action.finish" : "action.trigger", .obj(["tab": .string(tab)]))
+        case .play(let name): return ("sound.play", .obj(["name": .string(name)]))
+        case .sounds: return ("sound.list", nil)
+        case .monitor(let topics):
+            return ("subscribe", topics.map { .obj(["topics": .array($0.map(JSON.string))]) })
+        case .call(let method, let params): return (method, params)
+        case .touch(let phase, let x, let y):
+            return ("touch", .obj(["phase": .string(phase), "x": .double(x), "y": .double(y)]))
+        case .push(let hidesBar): return ("nav.push", .obj(["hides_bar": .bool(hidesBar)]))
+        case .pop: return ("nav.pop", nil)
+        case .scroll(let dy): return ("scroll", .obj(["dy": .double(dy)]))
+        case .setHidden(let hidden, let reason, let animated):
+            var p = [JSON.Member("hidden", .bool(hidden))]
+            if let reason { p.append(JSON.Member("reason", .string(reason))) }
+            if animated { p.append(JSON.Member("animated", .bool(true))) }
+            return ("bar.set_hidden", .object(p))
+        case .feedback(let profile, let volume):
+            if profile == nil && volume == nil { return ("state.get", nil) }
+            var p: [JSON.Member] = []
+            if let profile { p.append(JSON.Member("profile", .string(profile))) }
+            if let volume { p.append(JSON.Member("volume", .double(volume))) }
+            return ("feedback.set", .object(p))
+        case .stats: return ("stats.get", nil)
+        case .ping: return ("ping", nil)
+        }
+    }
+}
+
+extension Subcommand {
+    /// `call` always prints its result as JSON.
+    var printsRawResult: Bool {
+        if case .call = self { return true }
+        return false
+    }
+}
+
+/// Carries out one parsed command line.
+struct Runner {
+    var options: GlobalOptions
+    var output: Output
+
+    /// Runs `command` and returns the exit status; errors are printed as one line.
+    func run(_ command: Subcommand) -> Int32 {
+        do {
+            return try execute(command)
+        } catch let error as ClientError {
+            output.error(error.description)
+            if case .rpc = error { return ExitStatus.daemon }
+            return ExitStatus.client
+        } catch let error as UsageError {
+            output.error(error.description)
+            return ExitStatus.client
+        } catch {
+            output.error(String(describing: error))
+            return ExitStatus.client
+        }
+    }
+
+    func connect() throws -> TabBarConnection {
+        try TabBarConnection(path: SocketPath.resolve(explicit: options.socket), timeoutMs: options.timeoutMs)
+    }
+
+    func execute(_ command: Subcommand) throws -> Int32 {
+        switch command {
+        case .help(let topic):
+            let text = topic.flatMap(CommandSpec.named).map(Help.command) ?? Help.tool
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) { output.out(String(line)) }
+            return ExitStatus.ok
+        case .version:
+            output.out("tabbarctl \(Help.version) (protocol 1)")
+            return ExitStatus.ok
+        case .monitor:
+            return try Monitor(options: options, output: output).run(command, connection: connect())
+        case .configure(let file):
+            let params = try Self.loadConfiguration(file)
+            let connection = try connect()
+            let result = try connection.call("bar.configure", params)
+            if options.json { output.out(result.text); return ExitStatus.ok }
+            print(Format.state(result))
+            return ExitStatus.ok
+        default:
+            break
+        }
+        guard let (method, params) = Plan.request(command) else { return ExitStatus.ok }
+        let connection = try connect()
+        let started = monotonicNanoseconds()
+        let result = try connection.call(method, params)
+        let elapsed = monotonicNanoseconds() - started
+        if options.json || command.printsRawResult {
+            output.out(result.text)
+            return ExitStatus.ok
+        }
+        switch command {
+        case .state:
+            print(Format.state(result))
+        case .select:
+            output.out(Format.select(result))
+            print(Format.state(try connection.call("state.get")))
+        case .badge(let tab, let change):
+            output.out(Format.badgeResult(tab: tab, result, cleared: change == .clear))
+        case .action(let tab, let finish):
+            output.out("\(finish ? "finished" : "triggered") \(tab), seq \(Format.number(result["seq"]))")
+        case .play(let name):
+            output.out("playing \(name) (voice \(Format.word(result["voice"])))")
+        case .sounds:
+            print(Format.sounds(result))
+        case .touch(let phase, let x, let y):
+            output.out(Format.touch(phase: phase, x: x, y: y, result))
+        case .push, .pop, .scroll, .setHidden:
+            output.out(Format.visibilityResult(result))
+        case .feedback(let profile, let volume):
+            if profile == nil && volume == nil {
+                output.out("feedback " + Format.feedback(result["state"]?["feedback"] ?? .null) + ", seq \(Format.number(result["seq"]))")
+            } else {
+                output.out("feedback " + Format.feedback(result["feedback"] ?? .null) + ", seq \(Format.number(result["seq"]))")
+            }
+        case .stats:
+            print(Format.flat(result))
+        case .ping:
+            let h = connection.hello
+            output.out("pong from \(Format.word(h["server"])) \(Format.word(h["version"])) (protocol \(Format.number(h["protocol"]))) in \(Format.fixed(Double(elapsed) / 1e6, digits: 3)) ms")
+        default:
+            output.out(result.text)
+        }
+        return ExitStatus.ok
+    }
+
+    func print(_ lines: [String]) {
+        for line in lines { output.out(line) }
+    }
+
+    /// The params of `configure`: a JSON object read from `path` (`-` is standard input).
+    static func loadConfiguration(_ path: String) throws -> JSON {
+        let bytes = try readAll(path)
+        let name = path == "-" ? "standard input" : path
+        let json: JSON
+        do {
+            json = try JSON.parse(bytes)
+        } catch {
+            throw ClientSideError(description: "\(name) is not valid JSON: \(error.description)")
+        }
+        guard case .object = json else {
+            throw ClientSideError(description: "\(name) must hold a JSON object like {\"items\":[{\"id\":\"home\"}]}, not \(json.typeName)")
+        }
+        return json
+    }
+
+    static func readAll(_ path: String) throws -> [UInt8] {
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw ClientSideError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { if fd != 0 { close(fd) } }
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n > 0 {
+                data.append(contentsOf: chunk[0..<n])
+                if data.count > 16 << 20 { throw ClientSideError(description: "\(path) is larger than 16 MiB; that is not a bar configuration") }
+            } else if n == 0 {
+                return data
+            } else if errno != EINTR {
+                throw ClientSideError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
+/// Nanoseconds on the monotonic clock.
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}

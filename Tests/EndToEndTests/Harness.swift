@@ -1,0 +1,202 @@
+import Foundation
+import Glibc
+import Testing
+import TabBarCore
+
+/// Where the built products are (`make test` sets TABBARD_BIN_DIR).
+enum Paths {
+    static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+    static let binDir: String = ProcessInfo.processInfo.environment["TABBARD_BIN_DIR"] ?? packageRoot + "/.build/debug"
+    static let tabbard = binDir + "/tabbard"
+    static let tabbarctl = binDir + "/tabbarctl"
+    static let sounds = ProcessInfo.processInfo.environment["TABBARD_SOUNDS_DIR"] ?? packageRoot + "/Sounds"
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// A real `tabbard` process on a temporary socket and state file.
+final class Daemon {
+    let dir: String
+    let socket: String
+    let state: String
+    let process = Process()
+    let stderrPipe = Pipe()
+    private(set) var stderrText = ""
+
+    init(extraArgs: [String] = [], dir existing: String? = nil, environment: [String: String] = [:]) throws {
+        dir = existing ?? FileManager.default.temporaryDirectory.appendingPathComponent("tabbard-e2e-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        socket = dir + "/sock"
+        state = dir + "/state.json"
+        process.executableURL = URL(fileURLWithPath: Paths.tabbard)
+        process.arguments = ["--socket", socket, "--state", state, "--audio", "null", "--sounds", Paths.sounds] + extraArgs
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.standardError = stderrPipe
+        try process.run()
+        try waitUntilListening()
+    }
+
+    /// Polls until a connection succeeds (bounded), or the process died.
+    func waitUntilListening(timeout: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if !process.isRunning { throw TestFailure("tabbard exited early: \(readStderr())") }
+            if let c = try? RawClient(path: socket, readHello: false) { c.close(); return }
+            usleep(5_000)
+        }
+        throw TestFailure("tabbard did not listen within \(timeout) s")
+    }
+
+    /// SIGTERM, wait, return the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func readStderr() -> String {
+        if !process.isRunning {
+            stderrText += String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        return stderrText
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A client that speaks raw lines, as an outside client written from the contract would.
+final class RawClient {
+    private(set) var fd: Int32
+    private var buffer: [UInt8] = []
+    private(set) var hello: JSON?
+    private var nextID = 1
+
+    init(path: String, readHello: Bool = true) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (k, b) in path.utf8.enumerated() { raw[k] = b }
+        }
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if r != 0 {
+            let e = errno
+            close()
+            throw TestFailure("connect \(path): \(String(cString: strerror(e)))")
+        }
+        if readHello {
+            guard let h = try readJSON(), h["method"] == .string("hello") else { throw TestFailure("no hello") }
+            hello = h
+        }
+    }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+    deinit { close() }
+
+    func send(_ line: String) throws {
+        try sendBytes(Array(line.utf8))
+    }
+
+    func sendBytes(_ bytes: [UInt8]) throws {
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + off, $0.count - off, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { throw TestFailure("send failed: \(String(cString: strerror(errno)))") }
+            off += n
+        }
+    }
+
+    func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
+    /// The next line, or nil at EOF. Throws on timeout.
+    func readLine(timeout: Double = 10) throws -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let nl = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                buffer.removeSubrange(...nl)
+                return line
+            }
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { throw TestFailure("timed out waiting for a line") }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, Int32(left * 1000) + 1) == 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = read(fd, &chunk, chunk.count)
+            if n == 0 { return nil }
+            if n < 0 { throw TestFailure("read failed: \(String(cString: strerror(errno)))") }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    func readJSON(timeout: Double = 10) throws -> JSON? {
+        guard let line = try readLine(timeout: timeout) else { return nil }
+        return try JSON.parse(line)
+    }
+
+    /// Whether anything arrives within `ms` (for "nothing was sent" checks after a later reply proves ordering).
+    func hasPendingData() -> Bool {
+        if !buffer.isEmpty { return true }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0
+    }
+
+    /// Sends a request and returns its reply, collecting events that came first.
+    func call(_ method: String, _ params: String = "{}", events: inout [JSON]) throws -> JSON {
+        let id = nextID
+        nextID += 1
+        try send(#"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"# + "\n")
+        while true {
+            guard let m = try readJSON() else { throw TestFailure("connection closed before the reply to \(method)") }
+            if m["id"] == .int(id) { return m }
+            events.append(m)
+        }
+    }
+
+    func call(_ method: String, _ params: String = "{}") throws -> JSON {
+        var ignored: [JSON] = []
+        return try call(method, params, events: &ignored)
+    }
+}
+
+/// Runs tabbarctl and returns (status, stdout, stderr).
+func tabbarctl(_ args: [String], socket: String) throws -> (Int32, String, String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: Paths.tabbarctl)
+    p.arguments = ["--socket", socket] + args
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}

@@ -1,0 +1,120 @@
+import Glibc
+import Testing
+@testable import TabBarAudio
+
+/// A mono 16-bit sine made by sox, loaded in `format`.
+private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05", freq: String = "1000",
+                       gainDB: String? = nil, format: PCMFormat = .standard) -> Sound {
+    let path = dir.file(name + ".wav")
+    var args = [seconds, "sine", freq]
+    if let g = gainDB { args += ["gain", g] }
+    sox(path, args)
+    return try! SoundBank.loadSound(name: name, path: path, format: format)
+}
+
+@Suite(.serialized) struct EngineTests {
+    @Test func nullSinkRecordsVoicesAndCapturesTheMix() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let click = makeSound(dir, "click")
+        let sink = NullSink(format: .standard, periodFrames: 256, captureFrames: 48000)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        #expect(engine.deviceState == "idle")
+        let t = monotonicNanos()
+        guard case .started(let id) = engine.play(click, gain: 0.5, requestedAt: t) else {
+            Issue.record("play failed"); return
+        }
+        let reports = collectReports(engine, count: 1)
+        try #require(reports.count == 1)
+        #expect(reports[0].voice == id && reports[0].name == "click")
+        #expect(reports[0].latencyNs > 0)
+        #expect(sink.records == [VoiceRecord(voice: id, name: "click", start: reports[0].startFrame, frames: 2400, gain: 0.5)])
+        #expect(eventually { sink.captured.count >= (Int(reports[0].startFrame) + 2400) * 2 })
+        let cap = sink.captured
+        let start = Int(reports[0].startFrame) * 2
+        for i in 0..<(2400 * 2) { #expect(cap[start + i] == click.samples[i] * 0.5) }
+        #expect(engine.deviceState == "playing")
+    }
+
+    @Test func idleStopsTheStreamWithoutWakeUpsAndRestartsAtOnce() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let click = makeSound(dir, "click", seconds: "0.01")
+        let sink = NullSink(format: .standard, periodFrames: 256)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), idleTimeout: 0.05, log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 1).count == 1)
+        #expect(eventually { sink.streamStops == 1 })
+        #expect(engine.deviceState == "idle")
+        // Idle: the audio thread does not wake up at all.
+        let before = voluntarySwitches(tid: engine.audioThreadID)
+        try #require(before != nil)
+        usleep(300_000)
+        #expect(voluntarySwitches(tid: engine.audioThreadID) == before)
+        // The next click restarts the stream.
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 1).count == 1)
+        #expect(sink.streamStarts == 2)
+    }
+
+    @Test func fixedPoolStealsTheOldestVoice() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let long = makeSound(dir, "long", seconds: "1")
+        let sink = NullSink(format: .standard, periodFrames: 256)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), voices: 4, log: { _, _ in })
+        engine.shutdownGrace = 0
+        try engine.start()
+        defer { engine.shutdown() }
+        for _ in 0..<4 { _ = engine.play(long, gain: 0.1, requestedAt: monotonicNanos()) }
+        #expect(collectReports(engine, count: 4).count == 4)
+        for _ in 0..<2 { _ = engine.play(long, gain: 0.1, requestedAt: monotonicNanos()) }
+        #expect(collectReports(engine, count: 2).count == 2)
+        let stats = engine.statsJSON()
+        #expect(stats["voices_played"]?.intValue == 6)
+        #expect(stats["voices_stolen"]?.intValue == 2)
+    }
+
+    @Test func restartFadesTheEarlierVoice() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let long = makeSound(dir, "long", seconds: "1")
+        let sink = NullSink(format: .standard, periodFrames: 256)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), log: { _, _ in })
+        engine.shutdownGrace = 0
+        try engine.start()
+        defer { engine.shutdown() }
+        _ = engine.play(long, gain: 0.1, requestedAt: monotonicNanos(), retrigger: .restart)
+        #expect(collectReports(engine, count: 1).count == 1)
+        _ = engine.play(long, gain: 0.1, requestedAt: monotonicNanos(), retrigger: .restart)
+        #expect(collectReports(engine, count: 1).count == 1)
+        #expect(engine.statsJSON()["voices_restarted"]?.intValue == 1)
+    }
+
+    @Test func playIsRefusedForAForeignFormat() throws {
+        let other = Sound(name: "mono", samples: [0.1, 0.2], format: PCMFormat(rate: 48000, channels: 1))
+        let engine = AudioEngine(sink: NullSink(), bank: SoundBank(format: .standard), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        guard case .unavailable(let why) = engine.play(other, gain: 1, requestedAt: monotonicNanos()) else {
+            Issue.record("expected unavailable"); return
+        }
+        #expect(why.contains("mono"))
+    }
+
+    @Test func limiterKeepsPeaksUnderTheCeilingAndPassesQuietAudio() {
+        var l = SoftLimiter(ceiling: 0.98)
+        var quiet: [Float] = (0..<1000).map { Float(sin(Double($0) * 0.1)) * 0.5 }
+        let original = quiet
+        l.process(&quiet, channels: 2)
+        #expect(quiet == original)
+        var loud: [Float] = (0..<1000).map { Float(sin(Double($0) * 0.1)) * 3 }
+        l.process(&loud, channels: 2)
+        #expect(loud.allSatisfy { abs($0) <= l.ceiling })
+        #expect(loud.contains { abs($0) > 0.9 })
+    }
+}
