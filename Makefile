@@ -71,9 +71,20 @@ uninstall:
 	rm -f $(DESTDIR)/usr/lib/systemd/user/tabbard.* $(DESTDIR)/usr/lib/systemd/system/tabbard.* \
 	  $(DESTDIR)/usr/lib/sysusers.d/tabbard.conf $(DESTDIR)/usr/lib/tmpfiles.d/tabbard.conf
 
-## bench: the benchmark suite against a release daemon (figures, not pass/fail)
-bench: release
-	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds $(ARGS)
+## bench: the benchmark suite against a release daemon (figures, not pass/fail);
+## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.
+BENCH_CC = cc -O2 -Wall -Wextra
+bench: release .build/bench/floor .build/bench/libclickshim.so
+	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds \
+	  --floor .build/bench/floor --shim .build/bench/libclickshim.so $(ARGS)
+
+.build/bench/floor: bench/floor/floor.c
+	@mkdir -p $(@D)
+	$(BENCH_CC) -o $@ $<
+
+.build/bench/libclickshim.so: bench/preload/clickshim.c
+	@mkdir -p $(@D)
+	$(BENCH_CC) -shared -fPIC -o $@ $< -ldl
 
 clean:
 	$(SWIFT) package clean
