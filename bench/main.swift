@@ -18,6 +18,10 @@ Usage: tabbard-bench --daemon PATH [options]
   --server-cpu N      CPU the servers (tabbard, floor, aplay) are pinned to (default 0)
   --client-cpu N      CPU the benchmark's clients run on for "cross-cpu" (default 1)
   --keep              keep the temporary directory (logs, state)
+
+  --load SOCKET [--clients N] [--seconds S] [--subscribers N]
+                      only drive pipelined tab.select load (or, with --subscribers, fan-out
+                      rounds) at a running server and print the figure (for perf / callgrind)
 """
 
 struct Options {
@@ -31,6 +35,10 @@ struct Options {
     var serverCPU = 0
     var clientCPU = 1
     var keep = false
+    var load: String?
+    var loadClients = 1
+    var loadSeconds = 5.0
+    var loadSubscribers = 0
 }
 
 func parseOptions() -> Options {
@@ -52,8 +60,27 @@ func parseOptions() -> Options {
         case "--server-cpu": o.serverCPU = Int(value(a)) ?? 0
         case "--client-cpu": o.clientCPU = Int(value(a)) ?? 1
         case "--keep": o.keep = true
+        case "--load": o.load = value(a)
+        case "--clients": o.loadClients = Int(value(a)) ?? 1
+        case "--seconds": o.loadSeconds = Double(value(a)) ?? 5
+        case "--subscribers": o.loadSubscribers = Int(value(a)) ?? 0
         case "--help", "-h": print(usage); exit(0)
         default: fputs("tabbard-bench: unknown option \(a)\n\(usage)\n", stderr); exit(2)
+        }
+    }
+    if let socket = o.load {
+        do {
+            if o.loadSubscribers > 0 {
+                let d = Dist(try fanout(socket: socket, subscribers: o.loadSubscribers, iterations: Int(o.loadSeconds * 100), warmup: 10))
+                print("fan-out to \(o.loadSubscribers): p50 \(fmtUs(d.p50)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
+                exit(0)
+            }
+            let (rate, total) = try pipelined(socket: socket, clients: o.loadClients, window: 64, seconds: o.loadSeconds, warmupSeconds: 0.2)
+            print("\(Int(rate)) requests/s (\(total) sent)")
+            exit(0)
+        } catch {
+            fputs("tabbard-bench: \(error)\n", stderr)
+            exit(1)
         }
     }
     if o.daemon.isEmpty { fputs(usage + "\n", stderr); exit(2) }
