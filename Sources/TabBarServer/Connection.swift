@@ -26,6 +26,8 @@ final class Connection {
     /// When queued output last moved (or was first queued).
     var lastProgressNs: UInt64 = 0
     var closed = false
+    /// The group-commit batch that last marked this connection's queue (see `Batch`).
+    var batchEpoch: UInt64 = 0
 
     init(fd: Int32, id: UInt64, maxLine: Int) {
         self.fd = fd

@@ -8,6 +8,7 @@ extension Server {
         let line: UnsafeBufferPointer<UInt8>
         switch unit {
         case .tooLong:
+            commitBatch()
             stats.linesTooLong += 1
             stats.errors += 1
             Wire.error(id: .null, .lineTooLong(limit: config.maxLine), into: &c.out)
@@ -17,14 +18,18 @@ extension Server {
         let request: Request
         switch Envelope.decode(line) {
         case .failure(let rejection):
+            commitBatch()
             stats.errors += 1
             if !rejection.silent { Wire.error(id: rejection.id, rejection.error, into: &c.out) }
             return
         case .success(let r): request = r
         }
         if request.id == nil { stats.notifications += 1 } else { stats.requests += 1 }
+        let staged = batch.ids.count
         let result = execute(request, from: c)
         if let id = request.id {
+            // Only replies to staged changes may wait among them for the group's write.
+            if batch.ids.count == staged { commitBatch() }
             switch result {
             case .success(let value): Wire.result(id: id, value, into: &c.out)
             case .failure(let error):
@@ -41,6 +46,13 @@ extension Server {
         switch Methods.command(for: request, limits: reducer.limits) {
         case .failure(let e): return .failure(e)
         case .success(let cmd): command = cmd
+        }
+        switch command {
+        case .ping, .soundList, .soundPlay, .subscribe, .unsubscribe, .statsGet:
+            // They read state or stats: let them see only changes that are in the journal.
+            commitBatch()
+        default:
+            break
         }
         switch command {
         case .ping:
@@ -73,26 +85,34 @@ extension Server {
         case .statsGet:
             return .success(statsJSON())
         default:
-            return applyStateCommand(command, request: request)
+            return applyStateCommand(command, request: request, from: c)
         }
     }
 
-    func applyStateCommand(_ command: Command, request: Request) -> Result<JSON, RPCError> {
-        let before = reducer.state
-        let outcome = reducer.reduce(command)
-        if reducer.state.seq != before.seq {
-            // Durable before acknowledged: the journal line is written before the reply is queued.
-            do {
-                try store.append(seq: reducer.state.seq, method: request.method, params: request.params)
-            } catch {
-                reducer.state = before
-                Log.error("Could not record a change; refused it", ["error": "\(error)", "file": store.journalPath])
-                return .failure(RPCError(code: -32008, kind: "storage_failed",
-                                         message: "The change was not made: the state could not be saved (\(error)). Free disk space or check \(store.journalPath); reads and sounds still work."))
-            }
-            for e in outcome.events { broadcast(e) }
+    func applyStateCommand(_ command: Command, request: Request, from c: Connection) -> Result<JSON, RPCError> {
+        var before = reducer.state
+        var outcome = reducer.reduce(command)
+        if reducer.state.seq == before.seq && batch.open && !commitBatch() {
+            // An answer that changes nothing must not rest on changes that were just undone.
+            before = reducer.state
+            outcome = reducer.reduce(command)
         }
-        for effect in outcome.effects {
+        if reducer.state.seq != before.seq {
+            // Durable before acknowledged: the journal line is staged now and written by
+            // `commitBatch` (one write per read chunk) before any reply leaves the process.
+            if !batch.open { batch.begin(state: before, requester: c) }
+            store.stage(seq: reducer.state.seq, method: request.method, params: request.params)
+            batch.ids.append(request.id)
+            batch.effects.append(contentsOf: outcome.effects)
+            for e in outcome.events { broadcast(e) }
+            return outcome.reply
+        }
+        play(outcome.effects)
+        return outcome.reply
+    }
+
+    func play(_ effects: [Effect]) {
+        for effect in effects {
             switch effect {
             case let .play(name, gain, _):
                 switch audio.play(name: name, gain: gain, requestedAt: lineReadNs) {
@@ -103,7 +123,38 @@ extension Server {
                 }
             }
         }
-        return outcome.reply
+    }
+
+    /// Writes the staged changes to the journal with one write, then plays their sounds.
+    /// If the write fails they are undone — nothing of them has left the process yet:
+    /// the state is restored, their replies and events are taken off the queues, and
+    /// each is answered `storage_failed` instead. Returns false when it undid them.
+    @discardableResult
+    func commitBatch() -> Bool {
+        guard batch.open else { return true }
+        do {
+            try store.commit()
+        } catch {
+            reducer.state = batch.stateBefore
+            for (conn, count) in batch.marks {
+                if conn.out.count >= count { conn.out.removeSubrange(count...) } else { conn.owesResync = true }
+            }
+            let refused = RPCError(code: -32008, kind: "storage_failed",
+                                   message: "The change was not made: the state could not be saved (\(error)). Free disk space or check \(store.journalPath); reads and sounds still work.")
+            Log.error("Could not record \(batch.ids.count == 1 ? "a change" : "\(batch.ids.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
+            if let c = batch.requester {
+                for id in batch.ids {
+                    stats.errors += 1
+                    if let id { Wire.error(id: id, refused, into: &c.out) }
+                }
+            }
+            batch.close()
+            return false
+        }
+        let effects = batch.effects
+        batch.close()
+        play(effects)
+        return true
     }
 
     func statsJSON() -> JSON {
@@ -130,5 +181,48 @@ extension Server {
                              "error": .optional(store.lastError)]),
             "audio": audio.statsJSON(),
         ])
+    }
+}
+
+/// State changes applied in the current read chunk whose journal lines are not yet
+/// written (group commit). Until `Server.commitBatch` nothing of them has left the
+/// process — replies and events are only queued, sounds held back — so a failed
+/// write can still undo them. `marks` remembers where each touched queue stood.
+struct Batch {
+    private(set) var open = false
+    private(set) var epoch: UInt64 = 0
+    private(set) var stateBefore = BarState.defaultBar
+    private(set) var requester: Connection?
+    var ids: [JSON?] = []
+    var effects: [Effect] = []
+    private(set) var marks: [(Connection, Int)] = []
+
+    mutating func begin(state: BarState, requester c: Connection) {
+        open = true
+        epoch &+= 1
+        stateBefore = state
+        requester = c
+        mark(c)
+    }
+
+    /// Remembers how much `c` had queued before the batch first touched it.
+    mutating func mark(_ c: Connection) {
+        guard c.batchEpoch != epoch else { return }
+        c.batchEpoch = epoch
+        marks.append((c, c.out.count))
+    }
+
+    /// `c` lost queued bytes (a slow subscriber's queue was dropped): keep its mark inside its queue.
+    mutating func shrank(_ c: Connection) {
+        guard open, c.batchEpoch == epoch, let k = marks.firstIndex(where: { $0.0 === c }) else { return }
+        marks[k].1 = min(marks[k].1, c.out.count)
+    }
+
+    mutating func close() {
+        open = false
+        requester = nil
+        ids.removeAll(keepingCapacity: true)
+        effects.removeAll(keepingCapacity: true)
+        marks.removeAll(keepingCapacity: true)
     }
 }

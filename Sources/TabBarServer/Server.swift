@@ -30,6 +30,8 @@ public final class Server {
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
     var lineReadNs: UInt64 = 0
+    /// State changes applied but not yet in the journal (group commit, one write per read chunk).
+    var batch = Batch()
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
@@ -237,6 +239,7 @@ public final class Server {
                 // Half-close: answer every complete line received, flush, then close.
                 c.readClosed = true
                 c.framer.finish { unit in handle(unit, from: c) }
+                commitBatch()
                 rewatch(c)
                 markDirty(c)
                 break
@@ -246,6 +249,7 @@ public final class Server {
                 let chunk = UnsafeBufferPointer(rebasing: buf[0..<n])
                 c.framer.feed(chunk) { unit in handle(unit, from: c) }
             }
+            commitBatch()
             if c.queued > config.maxQueuedBytes && !c.readPaused {
                 // Back-pressure: stop reading until the client reads its replies.
                 c.readPaused = true
@@ -302,9 +306,11 @@ public final class Server {
         let line = Wire.notification(event.method, event.params)
         for s in subscribers where s.wants(event.method) {
             if s.owesResync { continue }
+            if batch.open { batch.mark(s) }
             if s.queued + line.count > config.maxQueuedBytes {
                 // Too slow: its queue goes, one state.resync replaces it.
                 s.dropQueue()
+                batch.shrank(s)
                 s.owesResync = true
                 Log.info("Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)])
             } else {

@@ -4,7 +4,8 @@ import TabBarCore
 /// Durable state: a snapshot (`state.json`) plus an append-only journal
 /// (`state.json.journal`) of the requests that changed it, one JSON line each.
 ///
-/// A change is appended (one `write`) before its reply is queued, so a reply
+/// Changes are staged and written as one group (one `write` per batch, see
+/// `Server.commitBatch`) before their replies leave the process, so a reply
 /// means the change is in the kernel; a SIGKILL loses nothing acknowledged.
 /// The journal is fsync'ed at most `fsyncIntervalMs` after a change (0: at
 /// once), and compacted into a new snapshot (temp + fsync + rename + dir
@@ -19,7 +20,9 @@ final class StateStore {
     private(set) var lastError: String?
     private var dirtySinceFsync = false
     private var lastFsyncNs: UInt64 = 0
-    private var line: [UInt8] = []
+    /// Journal lines staged since the last `commit` (group commit).
+    private var staged: [UInt8] = []
+    private(set) var stagedCount = 0
     private(set) var appends = 0
 
     init(path: String, compactEvery: Int, fsyncIntervalMs: Int) {
@@ -27,7 +30,7 @@ final class StateStore {
         journalPath = path + ".journal"
         self.compactEvery = compactEvery
         self.fsyncIntervalMs = fsyncIntervalMs
-        line.reserveCapacity(512)
+        staged.reserveCapacity(4096)
     }
 
     deinit { if journalFD >= 0 { close(journalFD) } }
@@ -109,23 +112,40 @@ final class StateStore {
         return target
     }
 
-    /// Appends one change. Throws when it could not be written (disk full, I/O error).
+    /// Appends one change and writes it at once. Throws when it could not be written (disk full, I/O error).
     func append(seq: UInt64, method: String, params: JSON?) throws(Errno) {
-        if journalFD < 0 { try openJournal() }
-        line.removeAll(keepingCapacity: true)
-        line.append(contentsOf: #"{"seq":"#.utf8)
-        line.append(contentsOf: String(seq).utf8)
-        line.append(contentsOf: #","method":"#.utf8)
-        JSON.writeString(method, into: &line)
+        stage(seq: seq, method: method, params: params)
+        try commit()
+    }
+
+    /// Encodes one change into the pending group; `commit` writes the group.
+    func stage(seq: UInt64, method: String, params: JSON?) {
+        staged.append(contentsOf: #"{"seq":"#.utf8)
+        staged.append(contentsOf: String(seq).utf8)
+        staged.append(contentsOf: #","method":"#.utf8)
+        JSON.writeString(method, into: &staged)
         if let params, params != .null {
-            line.append(contentsOf: #","params":"#.utf8)
-            params.write(into: &line)
+            staged.append(contentsOf: #","params":"#.utf8)
+            params.write(into: &staged)
         }
-        line.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        staged.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        stagedCount += 1
+    }
+
+    /// Writes every staged change with one `write`. On failure none of the group
+    /// stays in the journal (a short write is cut off) and the group is dropped.
+    func commit() throws(Errno) {
+        guard stagedCount > 0 else { return }
+        let count = stagedCount
+        defer {
+            staged.removeAll(keepingCapacity: staged.capacity <= 1 << 16)
+            stagedCount = 0
+        }
+        if journalFD < 0 { try openJournal() }
         do throws(Errno) {
-            let n = try Posix.retry { line.withUnsafeBytes { write(journalFD, $0.baseAddress, $0.count) } }
-            if n != line.count {
-                // A short write leaves a torn line: cut it off so the journal stays parseable.
+            let n = try Posix.retry { staged.withUnsafeBytes { write(journalFD, $0.baseAddress, $0.count) } }
+            if n != staged.count {
+                // A short write leaves a torn group: cut it off so the journal stays parseable.
                 let end = lseek(journalFD, 0, SEEK_END)
                 _ = ftruncate(journalFD, end - off_t(n))
                 throw Errno(ENOSPC)
@@ -135,8 +155,8 @@ final class StateStore {
             throw error
         }
         lastError = nil
-        entries += 1
-        appends += 1
+        entries += count
+        appends += count
         dirtySinceFsync = true
         if fsyncIntervalMs == 0 { syncNow() }
     }
