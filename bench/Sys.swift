@@ -150,10 +150,12 @@ extension Substring {
     }
 }
 
-/// Resident set size of `pid` (and its high-water mark), in kB.
-func rssKB(_ pid: pid_t) -> (rss: Int, hwm: Int) {
+/// Resident set size of `pid`, its high-water mark, and its proportional set size
+/// (shared library pages divided among the processes mapping them), in kB.
+func rssKB(_ pid: pid_t) -> (rss: Int, hwm: Int, pss: Int) {
     let t = readText("/proc/\(pid)/status")
-    return (statusField(t, "VmRSS") ?? 0, statusField(t, "VmHWM") ?? 0)
+    let p = readText("/proc/\(pid)/smaps_rollup")
+    return (statusField(t, "VmRSS") ?? 0, statusField(t, "VmHWM") ?? 0, statusField(p, "Pss") ?? 0)
 }
 
 /// Summed over every thread of `pid`: context switches and on-CPU time.

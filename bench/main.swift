@@ -19,9 +19,10 @@ Usage: tabbard-bench --daemon PATH [options]
   --client-cpu N      CPU the benchmark's clients run on for "cross-cpu" (default 1)
   --keep              keep the temporary directory (logs, state)
 
-  --load SOCKET [--clients N] [--seconds S] [--subscribers N]
-                      only drive pipelined tab.select load (or, with --subscribers, fan-out
-                      rounds) at a running server and print the figure (for perf / callgrind)
+  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N]
+                      only drive pipelined tab.select load (or fan-out rounds, or N
+                      sequential round trips) at a running server and print the figure
+                      (for perf / callgrind / A-B runs)
 """
 
 struct Options {
@@ -39,6 +40,8 @@ struct Options {
     var loadClients = 1
     var loadSeconds = 5.0
     var loadSubscribers = 0
+    var spin = false
+    var loadRoundTrips = 0
 }
 
 func parseOptions() -> Options {
@@ -64,14 +67,21 @@ func parseOptions() -> Options {
         case "--clients": o.loadClients = Int(value(a)) ?? 1
         case "--seconds": o.loadSeconds = Double(value(a)) ?? 5
         case "--subscribers": o.loadSubscribers = Int(value(a)) ?? 0
+        case "--spin": o.spin = true
+        case "--round-trips": o.loadRoundTrips = Int(value(a)) ?? 0
         case "--help", "-h": print(usage); exit(0)
         default: fputs("tabbard-bench: unknown option \(a)\n\(usage)\n", stderr); exit(2)
         }
     }
     if let socket = o.load {
         do {
+            if o.loadRoundTrips > 0 {
+                let d = Dist(try roundTrips(socket: socket, n: o.loadRoundTrips, warmup: o.loadRoundTrips / 10))
+                print("round trip: p50 \(fmtUs(d.p50)) p90 \(fmtUs(d.p90)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
+                exit(0)
+            }
             if o.loadSubscribers > 0 {
-                let d = Dist(try fanout(socket: socket, subscribers: o.loadSubscribers, iterations: Int(o.loadSeconds * 100), warmup: 10))
+                let d = Dist(try fanout(socket: socket, subscribers: o.loadSubscribers, iterations: Int(o.loadSeconds * 100), warmup: 10, spin: o.spin))
                 print("fan-out to \(o.loadSubscribers): p50 \(fmtUs(d.p50)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
                 exit(0)
             }
@@ -284,6 +294,26 @@ do {
     pinThread(cpu: clientCPU)
     result.append(JSON.Member("pipelined_64_in_flight", .object(pipeJSON)))
 
+    // MARK: RSS after 1 million requests
+    let millionTarget = quick ? 200_000 : 1_000_000
+    var served = (try statsGet("\(tmp)/null.sock"))["requests"]?.intValue ?? tabbardRequests
+    if served < millionTarget {
+        progress("topping up to \(millionTarget) requests (\(millionTarget - served) more, pipelined)")
+        while served < millionTarget {
+            let (_, total) = try pipelined(socket: "\(tmp)/null.sock", clients: 1, window: 64, seconds: 0.5, warmupSeconds: 0)
+            served += total
+        }
+    }
+    let daemonStats = try statsGet("\(tmp)/null.sock")
+    served = daemonStats["requests"]?.intValue ?? served
+    let rssAfter = rssKB(daemon.pid)
+    result.append(JSON.Member("rss_kb", .obj([
+        "tabbard_start": .int(rssStart.rss), "tabbard_after_requests": .int(rssAfter.rss), "tabbard_hwm": .int(rssAfter.hwm),
+        "tabbard_start_pss": .int(rssStart.pss), "tabbard_after_requests_pss": .int(rssAfter.pss),
+        "requests_served": .int(served), "floor": .int(floorRSS.rss),
+    ])))
+    result.append(JSON.Member("tabbard_request_latency_stats_get", daemonStats["request_latency"] ?? .null))
+
     // MARK: fan-out
     var fanJSON: [JSON.Member] = []
     var fan: [String: [Int: [String: Dist]]] = [:]
@@ -308,24 +338,8 @@ do {
     pinThread(cpu: clientCPU)
     result.append(JSON.Member("fan_out", .object(fanJSON)))
 
-    // MARK: RSS after 1 million requests
-    let millionTarget = quick ? 200_000 : 1_000_000
-    var served = (try statsGet("\(tmp)/null.sock"))["requests"]?.intValue ?? tabbardRequests
-    if served < millionTarget {
-        progress("topping up to \(millionTarget) requests (\(millionTarget - served) more, pipelined)")
-        while served < millionTarget {
-            let (_, total) = try pipelined(socket: "\(tmp)/null.sock", clients: 1, window: 64, seconds: 0.5, warmupSeconds: 0)
-            served += total
-        }
-    }
-    let daemonStats = try statsGet("\(tmp)/null.sock")
-    served = daemonStats["requests"]?.intValue ?? served
-    let rssAfter = rssKB(daemon.pid)
-    result.append(JSON.Member("rss_kb", .obj([
-        "tabbard_start": .int(rssStart.rss), "tabbard_after_requests": .int(rssAfter.rss), "tabbard_hwm": .int(rssAfter.hwm),
-        "requests_served": .int(served), "floor": .int(floorRSS.rss),
-    ])))
-    result.append(JSON.Member("tabbard_request_latency_stats_get", daemonStats["request_latency"] ?? .null))
+    let rssAfterFanout = rssKB(daemon.pid)
+    result.append(JSON.Member("rss_kb_after_1000_subscribers_came_and_went", .obj(["tabbard": .int(rssAfterFanout.rss), "tabbard_pss": .int(rssAfterFanout.pss)])))
 
     // A few clicks on the null-sink daemon, so that its idle figure is "after audio has gone idle".
     do {
@@ -442,8 +456,11 @@ do {
                     reference: String(format1: Double(floorRSS.rss) / 1024, digits: 1) + " MB floor", ratio: "", target: "≤ 16 MB",
                     verdict: verdict(rssStart.rss <= 16 * 1024)))
     rows.append(Row(metric: "RSS after \(served / 1000)k requests", tabbard: String(format1: Double(rssAfter.rss) / 1024, digits: 1) + " MB",
-                    reference: "HWM " + String(format1: Double(rssAfter.hwm) / 1024, digits: 1) + " MB", ratio: "", target: "≤ 16 MB",
+                    reference: "PSS " + String(format1: Double(rssAfter.pss) / 1024, digits: 1) + " MB", ratio: "", target: "≤ 16 MB",
                     verdict: verdict(rssAfter.rss <= 16 * 1024)))
+    rows.append(Row(metric: "RSS after 1,000 subscribers left", tabbard: String(format1: Double(rssAfterFanout.rss) / 1024, digits: 1) + " MB",
+                    reference: "PSS " + String(format1: Double(rssAfterFanout.pss) / 1024, digits: 1) + " MB", ratio: "", target: "≤ 16 MB",
+                    verdict: verdict(rssAfterFanout.rss <= 16 * 1024)))
     rows.append(Row(metric: "start → READY=1 p50 / max", tabbard: fmtUs(readyDist.p50) + " / " + fmtUs(readyDist.max),
                     reference: "", ratio: "", target: "≤ 50 ms", verdict: verdict(readyDist.count > 0 && readyDist.max <= 50_000)))
     rows.append(Row(metric: "start → socket answers p50 / max", tabbard: fmtUs(answerDist.p50) + " / " + fmtUs(answerDist.max),
