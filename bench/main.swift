@@ -113,6 +113,10 @@ func writeFile(_ path: String, _ text: String) {
     close(fd)
 }
 
+extension String {
+    func replacingNewlines() -> String { split(separator: "\n").joined(separator: " ") }
+}
+
 func commandOutput(_ cmd: String) -> String {
     guard let f = popen(cmd, "r") else { return "" }
     var out: [UInt8] = []
@@ -220,6 +224,9 @@ do {
         "how": .string("sched_setaffinity on the bench thread before posix_spawn (what `taskset -c N` does): every server thread (tabbard's state loop and audio thread, floor, aplay) is on server_cpu; the bench's clients run on the client CPU of the placement"),
     ])))
     result.append(JSON.Member("quick", .bool(quick)))
+    result.append(JSON.Member("command", .string(CommandLine.arguments.joined(separator: " "))))
+    result.append(JSON.Member("tabbard_version", .string(commandOutput("'\(daemonPath)' --version 2>&1"))))
+    result.append(JSON.Member("git_commit", .string(commandOutput("git rev-parse --short HEAD 2>/dev/null; git diff --quiet 2>/dev/null || echo '(+ uncommitted changes)'").replacingNewlines())))
 
     // MARK: start-up
     let startRuns = quick ? 3 : 10
@@ -252,16 +259,23 @@ do {
     result.append(JSON.Member("pinning_check", .obj(["tabbard": .string(cpusAllowed(daemon.pid)), "floor": .string(cpusAllowed(floor.pid))])))
 
     // MARK: round trips
+    // Every measurement alternates floor and tabbard in rounds (order flipped each
+    // round) and pools the rounds, so that this machine's noisy spells hit both alike.
+    let rounds = quick ? 2 : 5
+    func roundOrder(_ r: Int) -> [(name: String, socket: String)] { r % 2 == 0 ? targets : targets.reversed() }
     let rttN = quick ? 3000 : 20000
     var rttJSON: [JSON.Member] = []
     var rtt: [String: [String: Dist]] = [:]
     for p in pinnings {
         pinThread(cpu: p.cpu)
-        var per: [String: Dist] = [:]
-        for t in targets {
-            progress("round trip \(p.name) \(t.name): \(rttN) sequential tab.select")
-            per[t.name] = Dist(try roundTrips(socket: t.socket, n: rttN, warmup: rttN / 10))
+        progress("round trip \(p.name): \(rttN) sequential tab.select each, in \(rounds) alternating rounds")
+        var samples: [String: [UInt64]] = [:]
+        for r in 0..<rounds {
+            for t in roundOrder(r) {
+                samples[t.name, default: []] += try roundTrips(socket: t.socket, n: rttN / rounds, warmup: rttN / rounds / 10)
+            }
         }
+        let per = samples.mapValues { Dist($0) }
         rtt[p.name] = per
         rttJSON.append(JSON.Member(p.name, .obj(["tabbard": per["tabbard"]!.json, "floor": per["floor"]!.json])))
     }
@@ -269,24 +283,32 @@ do {
     result.append(JSON.Member("round_trip", .object(rttJSON)))
 
     // MARK: pipelined
-    let pipeSeconds = quick ? 0.7 : 2.0
+    let pipeRounds = quick ? 1 : 3
+    let pipeSeconds = quick ? 0.7 : 0.7
     var pipeJSON: [JSON.Member] = []
     var pipe: [String: [Int: [String: Double]]] = [:]
     var tabbardRequests = 0
+    func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 2] }
     for p in pinnings {
         pinThread(cpu: p.cpu)
         var byClients: [Int: [String: Double]] = [:]
         var pj: [JSON.Member] = []
         for n in [1, 8] {
-            var per: [String: Double] = [:]
-            for t in targets {
-                progress("pipelined \(p.name) \(t.name): \(n) client(s) × 64 in flight for \(pipeSeconds) s")
-                let (rate, total) = try pipelined(socket: t.socket, clients: n, window: 64, seconds: pipeSeconds, warmupSeconds: 0.2)
-                per[t.name] = rate
-                if t.name == "tabbard" { tabbardRequests += total }
+            progress("pipelined \(p.name): \(n) client(s) × 64 in flight, \(pipeRounds) alternating rounds of \(pipeSeconds) s")
+            var rates: [String: [Double]] = [:]
+            for r in 0..<pipeRounds {
+                for t in roundOrder(r) {
+                    let (rate, total) = try pipelined(socket: t.socket, clients: n, window: 64, seconds: pipeSeconds, warmupSeconds: 0.2)
+                    rates[t.name, default: []].append(rate)
+                    if t.name == "tabbard" { tabbardRequests += total }
+                }
             }
+            let per = rates.mapValues(median)
             byClients[n] = per
-            pj.append(JSON.Member("clients_\(n)", .obj(["tabbard_per_s": .int(Int(per["tabbard"]!)), "floor_per_s": .int(Int(per["floor"]!))])))
+            pj.append(JSON.Member("clients_\(n)", .obj([
+                "tabbard_per_s": .int(Int(per["tabbard"]!)), "floor_per_s": .int(Int(per["floor"]!)),
+                "tabbard_rounds": .array(rates["tabbard"]!.map { .int(Int($0)) }), "floor_rounds": .array(rates["floor"]!.map { .int(Int($0)) }),
+            ])))
         }
         pipe[p.name] = byClients
         pipeJSON.append(JSON.Member(p.name, .object(pj)))
@@ -315,6 +337,7 @@ do {
     result.append(JSON.Member("tabbard_request_latency_stats_get", daemonStats["request_latency"] ?? .null))
 
     // MARK: fan-out
+    let fanRounds = quick ? 1 : 2
     var fanJSON: [JSON.Member] = []
     var fan: [String: [Int: [String: Dist]]] = [:]
     for p in pinnings {
@@ -323,12 +346,14 @@ do {
         var fj: [JSON.Member] = []
         for n in [100, 1000] {
             let iters = n == 100 ? (quick ? 100 : 500) : (quick ? 40 : 200)
-            var per: [String: Dist] = [:]
-            for t in targets {
-                progress("fan-out \(p.name) \(t.name): \(n) subscribers × \(iters) changes")
-                per[t.name] = Dist(try fanout(socket: t.socket, subscribers: n, iterations: iters, warmup: iters / 10))
-                if t.name == "tabbard" { tabbardRequests += iters + iters / 10 }
+            progress("fan-out \(p.name): \(n) subscribers × \(iters) changes each, in \(fanRounds) alternating rounds")
+            var samples: [String: [UInt64]] = [:]
+            for r in 0..<fanRounds {
+                for t in roundOrder(r) {
+                    samples[t.name, default: []] += try fanout(socket: t.socket, subscribers: n, iterations: iters / fanRounds, warmup: iters / fanRounds / 10)
+                }
             }
+            let per = samples.mapValues { Dist($0) }
             bySubs[n] = per
             fj.append(JSON.Member("subscribers_\(n)", .obj(["tabbard": per["tabbard"]!.json, "floor": per["floor"]!.json])))
         }
@@ -486,6 +511,8 @@ writeFile(opt.out, doc)
 if opt.json {
     fputs(doc, stdout)
 } else {
+    print("tabbard-bench — servers (tabbard, floor, aplay) pinned to CPU \(serverCPU); clients on CPU \(serverCPU) [same-cpu]"
+          + (pinnings.count > 1 ? " or CPU \(clientCPU) [cross-cpu]" : "") + (quick ? "; --quick" : "") + "\n")
     printTable(rows, to: stdout)
     print("\nJSON: \(opt.out)   (\(String(format1: Double(nowNs() - benchStart) / 1e9, digits: 0)) s)")
 }
