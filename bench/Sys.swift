@@ -324,3 +324,19 @@ final class LineReader {
         }
     }
 }
+
+/// Whole-machine CPU ticks from /proc/stat: (busy, total).
+func machineTicks() -> (busy: UInt64, total: UInt64) {
+    let first = readText("/proc/stat").split(separator: "\n").first ?? ""
+    let f = first.split(separator: " ").dropFirst().compactMap { UInt64($0) }
+    guard f.count >= 8 else { return (0, 0) }
+    let idle = f[3] + f[4]  // idle + iowait
+    let total = f.prefix(8).reduce(0, +)
+    return (total - idle, total)
+}
+
+/// Percent of all CPUs busy between two samples.
+func busyPercent(_ a: (busy: UInt64, total: UInt64), _ b: (busy: UInt64, total: UInt64)) -> Double {
+    let t = b.total &- a.total
+    return t == 0 ? 0 : 100 * Double(b.busy &- a.busy) / Double(t)
+}

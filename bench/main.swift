@@ -97,6 +97,8 @@ func parseOptions() -> Options {
     return o
 }
 
+func fmtPct(_ j: JSON?) -> String { String(format1: j?.doubleValue ?? 0, digits: 1) + "%" }
+
 func progress(_ s: String) { fputs("bench: \(s)\n", stderr) }
 
 func absolute(_ path: String) -> String {
@@ -227,6 +229,13 @@ do {
     result.append(JSON.Member("command", .string(CommandLine.arguments.joined(separator: " "))))
     result.append(JSON.Member("tabbard_version", .string(commandOutput("'\(daemonPath)' --version 2>&1"))))
     result.append(JSON.Member("git_commit", .string(commandOutput("git rev-parse --short HEAD 2>/dev/null; git diff --quiet 2>/dev/null || echo '(+ uncommitted changes)'").replacingNewlines())))
+
+    // Other work on the machine (builds, tests) skews every figure: sample it before
+    // the run and during the idle window, when our own processes are asleep.
+    let busy0 = machineTicks()
+    sleepMs(1000)
+    let backgroundBefore = busyPercent(busy0, machineTicks())
+    if backgroundBefore > 5 { progress("warning: the machine is \(Int(backgroundBefore))% busy before the run; figures will be noisy") }
 
     // MARK: start-up
     let startRuns = quick ? 3 : 10
@@ -414,7 +423,10 @@ do {
     let idleSeconds = quick ? 3.0 : 10.0
     progress("idle: waiting 2.5 s for journal fsync and audio to settle, then \(idleSeconds) s with no clients")
     sleepMs(2500)
+    let busyIdle0 = machineTicks()
     let idle = idleCost([("tabbard (null sink)", daemon.pid), ("tabbard (ALSA null)", alsa.pid), ("floor", floor.pid)], seconds: idleSeconds)
+    let backgroundIdle = busyPercent(busyIdle0, machineTicks())
+    result.append(JSON.Member("background_cpu_percent", .obj(["before_run": r(backgroundBefore), "during_idle_window": r(backgroundIdle)])))
     result.append(JSON.Member("idle", .array(idle.map { f in
         .obj(["process": .string(f.name), "seconds": r(f.seconds), "voluntary_switches": .int(f.voluntary),
               "involuntary_switches": .int(f.involuntary), "cpu_ms": r(f.cpuMs), "threads": .int(f.threads),
@@ -514,5 +526,9 @@ if opt.json {
     print("tabbard-bench — servers (tabbard, floor, aplay) pinned to CPU \(serverCPU); clients on CPU \(serverCPU) [same-cpu]"
           + (pinnings.count > 1 ? " or CPU \(clientCPU) [cross-cpu]" : "") + (quick ? "; --quick" : "") + "\n")
     printTable(rows, to: stdout)
+    if let bg = result.first(where: { $0.key == "background_cpu_percent" })?.value {
+        print("\nOther load on the machine (all CPUs): \(fmtPct(bg["before_run"])) before the run, \(fmtPct(bg["during_idle_window"])) during the idle window"
+              + ((bg["before_run"]?.doubleValue ?? 0) > 5 || (bg["during_idle_window"]?.doubleValue ?? 0) > 5 ? " — NOISY: rerun on a quiet machine" : ""))
+    }
     print("\nJSON: \(opt.out)   (\(String(format1: Double(nowNs() - benchStart) / 1e9, digits: 0)) s)")
 }
