@@ -492,8 +492,8 @@ do {
     rows.append(Row(metric: "RSS at start", tabbard: String(format1: Double(rssStart.rss) / 1024, digits: 1) + " MB",
                     reference: String(format1: Double(floorRSS.rss) / 1024, digits: 1) + " MB floor", ratio: "", target: "≤ 16 MB",
                     verdict: verdict(rssStart.rss <= 16 * 1024)))
-    rows.append(Row(metric: "RSS after \(served / 1000)k requests", tabbard: String(format1: Double(rssAfter.rss) / 1024, digits: 1) + " MB",
-                    reference: "PSS " + String(format1: Double(rssAfter.pss) / 1024, digits: 1) + " MB", ratio: "", target: "≤ 16 MB",
+    rows.append(Row(metric: "RSS after ≥ \(millionTarget / 1000)k requests", tabbard: String(format1: Double(rssAfter.rss) / 1024, digits: 1) + " MB",
+                    reference: "PSS " + String(format1: Double(rssAfter.pss) / 1024, digits: 1) + " MB (\(served / 1000)k served)", ratio: "", target: "≤ 16 MB",
                     verdict: verdict(rssAfter.rss <= 16 * 1024)))
     rows.append(Row(metric: "RSS after 1,000 subscribers left", tabbard: String(format1: Double(rssAfterFanout.rss) / 1024, digits: 1) + " MB",
                     reference: "PSS " + String(format1: Double(rssAfterFanout.pss) / 1024, digits: 1) + " MB", ratio: "", target: "≤ 16 MB",
