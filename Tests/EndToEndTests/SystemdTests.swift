@@ -1,0 +1,383 @@
+import Foundation
+import Glibc
+import Testing
+import TabBarCore
+
+/// tabbard under `systemd-socket-activate` (systemd's socket activation without systemd as
+/// PID 1), with a notify socket of the test's own standing in for the service manager.
+///
+/// Every wait is bounded; timing is asserted as counts and order over a measured window.
+@Suite(.serialized) struct SystemdTests {
+    @Test func notStartedBeforeTheFirstConnectionThenAnswersItAndSaysReady() throws {
+        let d = try ActivatedDaemon()
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+
+        // Listening, but tabbard has not been executed: the pid is still systemd-socket-activate
+        // and nothing has reached the notify socket.
+        #expect(d.notify.next(timeout: 0.3) == nil)
+        #expect(d.comm() == "systemd-socket-")
+        #expect(d.exe().hasSuffix("/systemd-socket-activate"))
+        #expect(ActivatedDaemon.children(of: d.pid).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: d.state), "no state written before activation")
+
+        // The first connection starts it (same pid: it execs) and is answered.
+        let c = try d.connect()
+        #expect(c.hello?["params"]?["server"] == .string("tabbard"))
+        let ready = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+        #expect(d.comm() == "tabbard")
+        #expect(d.notify.messages.first?.fields["READY"] == "1", "READY=1 is the first message: \(d.notify.texts)")
+        let status = try #require(ready.fields["STATUS"])
+        #expect(status.hasPrefix("Serving 0 clients (0 subscribed); 6 sounds, audio null ok"), "\(status)")
+        #expect(try c.call("state.get")["result"]?["seq"] == .int(0))
+
+        // STATUS= follows what changed (here: one client), rate-limited.
+        let update = try d.notify.wait(timeout: 5) { $0.fields["STATUS"]?.hasPrefix("Serving 1 client ") == true }
+        #expect(update.fields["READY"] == nil)
+        // No WATCHDOG_USEC: no pings.
+        #expect(!d.notify.texts.contains { $0.contains("WATCHDOG=1") })
+        #expect(d.notify.messages.filter { $0.fields["READY"] != nil }.count == 1)
+
+        #expect(d.stop() == 0)
+    }
+
+    @Test func watchdogPingsAtHalfWATCHDOG_USEC() throws {
+        let intervalS = 0.1
+        let d = try ActivatedDaemon(watchdogUsec: UInt64(intervalS * 2 * 1_000_000))
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+        let c = try d.connect()
+        _ = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+        let readyIndex = d.notify.messages.firstIndex { $0.fields["READY"] == "1" } ?? -1
+        #expect(readyIndex == 0, "nothing before READY=1: \(d.notify.texts)")
+
+        // Count pings over a measured window (with traffic, so the loop is not just idling).
+        let t0 = ActivatedDaemon.now()
+        var events: [JSON] = []
+        while ActivatedDaemon.now() - t0 < 2.0 {
+            _ = try c.call("tab.select", #"{"tab":"chat"}"#, events: &events)
+            d.notify.collect(timeout: 0.05)
+        }
+        let t1 = ActivatedDaemon.now()
+        d.notify.collect(timeout: 0)
+        let pings = d.notify.messages.filter { $0.text == "WATCHDOG=1" && $0.at >= t0 && $0.at <= t1 }.count
+        let expected = (t1 - t0) / intervalS
+        // Never faster than the interval; a busy 2-core machine may delay some pings.
+        #expect(Double(pings) <= expected + 2, "\(pings) pings in \(t1 - t0) s at \(intervalS) s")
+        #expect(Double(pings) >= expected * 0.4, "\(pings) pings in \(t1 - t0) s at \(intervalS) s")
+        #expect(d.stop() == 0)
+    }
+
+    @Test func sighupReloadsSoundsAndKeepsClientsAndState() throws {
+        let d = try ActivatedDaemon()
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+        let sub = try d.connect()
+        _ = try sub.call("subscribe")
+        let writer = try d.connect()
+        _ = try writer.call("tab.select", #"{"tab":"chat"}"#)
+        _ = try writer.call("badge.set", #"{"tab":"me","count":3}"#)
+        for _ in 0..<2 { _ = try #require(try sub.readJSON()) }
+        let before = try writer.call("state.get")["result"]
+        _ = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+
+        kill(d.pid, SIGHUP)
+        let reloading = try d.notify.wait(timeout: 10) { $0.fields["RELOADING"] == "1" }
+        let readyAgain = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+        #expect(reloading.at <= readyAgain.at)
+        let monotonic = try #require(reloading.fields["MONOTONIC_USEC"].flatMap { UInt64($0) })
+        #expect(monotonic > 0)
+        #expect(readyAgain.fields["STATUS"]?.contains("6 sounds") == true)
+
+        // Same connections, same state, subscription still live.
+        #expect(try sub.call("ping")["result"] == .obj([:]))
+        #expect(try writer.call("state.get")["result"] == before)
+        guard case .array(let sounds)? = try writer.call("sound.list")["result"]?["sounds"] else {
+            Issue.record("no sound list")
+            return
+        }
+        #expect(sounds.count == 6)
+        _ = try writer.call("tab.select", #"{"tab":"nearby"}"#)
+        let event = try #require(try sub.readJSON())
+        #expect(event["method"] == .string("tab.selected"))
+        #expect(event["params"]?["seq"] == .int(3))
+        #expect(d.stop() == 0)
+        #expect(d.stderr().contains("Sounds reloaded"))
+    }
+
+    @Test func sigtermSaysStoppingTellsSubscribersSavesStateAndLeavesTheInheritedSocket() throws {
+        let d = try ActivatedDaemon()
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+        let sub = try d.connect()
+        _ = try sub.call("subscribe")
+        _ = try sub.call("badge.set", #"{"tab":"chat","count":7}"#)
+        let before = try sub.call("state.get")["result"]
+        _ = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+
+        kill(d.pid, SIGTERM)
+        _ = try d.notify.wait(timeout: 10) { $0.fields["STOPPING"] == "1" }
+        var methods: [String] = []
+        while let m = try sub.readJSON() { methods.append(m["method"]?.stringValue ?? "reply") }
+        #expect(methods.last == "server.stopping", "\(methods)")
+        #expect(d.waitForExit(timeout: 10) == 0)
+        d.notify.collect(timeout: 0)
+        #expect(d.notify.messages.last?.fields["STOPPING"] == "1", "STOPPING=1 is the last word: \(d.notify.texts)")
+
+        // The socket belongs to the activator (systemd): tabbard closed it but did not unlink it.
+        var st = stat()
+        #expect(lstat(d.socket, &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK)
+
+        // The state was flushed; a self-bound daemon replaces the stale socket file, serves the
+        // same state, and (its own socket) unlinks it when it stops.
+        let again = try Daemon(dir: d.dir)
+        let after = try RawClient(path: again.socket).call("state.get")["result"]
+        #expect(after == before)
+        #expect(again.stop() == 0)
+        #expect(lstat(again.socket, &st) != 0)
+    }
+
+    @Test func statusUpdatesAreRateLimitedNotPerRequest() throws {
+        let d = try ActivatedDaemon()
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+        let keep = try d.connect()
+        _ = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+        let t0 = ActivatedDaemon.now()
+        for k in 0..<30 {
+            let c = try d.connect()
+            _ = try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#)
+            for _ in 0..<5 { _ = try keep.call("ping") }
+            c.close()
+            _ = try keep.call("ping")
+        }
+        let burstEnd = ActivatedDaemon.now()
+        // Longer than the rate limit, so an update held back by it arrives.
+        d.notify.collect(timeout: 2.5)
+        let statuses = d.notify.messages.filter { $0.at > t0 && $0.fields["STATUS"] != nil }
+        let window = (statuses.last?.at ?? burstEnd) - t0
+        // 30 connections and 180 requests: at most one update per second (+1 for the edges),
+        // and the last one says how things are now.
+        #expect(!statuses.isEmpty)
+        #expect(Double(statuses.count) <= window.rounded(.up) + 1, "\(statuses.count) STATUS= in \(window) s: \(d.notify.texts)")
+        #expect(statuses.last?.fields["STATUS"]?.hasPrefix("Serving 1 client ") == true, "\(d.notify.texts)")
+        #expect(d.stop() == 0)
+    }
+
+    @Test func aDatagramSocketFromTheActivatorIsRefused() throws {
+        let d = try ActivatedDaemon(activatorArgs: ["--datagram"])
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+        // A datagram wakes the activator, which execs tabbard on the datagram socket.
+        let s = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(s) }
+        var addr = ActivatedDaemon.address(d.socket)
+        let sent = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(s, "x", 1, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(sent == 1)
+        #expect(d.waitForExit(timeout: 10) == 1)
+        #expect(d.stderr().contains("is not a listening AF_UNIX stream socket"))
+        #expect(!FileManager.default.fileExists(atPath: d.state), "refused before touching the state")
+        #expect(d.notify.next(timeout: 0) == nil, "no READY=1")
+    }
+
+    @Test func LISTEN_PIDOfAnotherProcessIsIgnored() throws {
+        // As if inherited from a parent that was socket-activated: not ours, so bind --socket.
+        let d = try Daemon(environment: ["LISTEN_PID": "1", "LISTEN_FDS": "1", "LISTEN_FDNAMES": "tabbard.socket"])
+        _ = try RawClient(path: d.socket).call("ping")
+        #expect(d.stop() == 0)
+        #expect(!d.readStderr().contains("passed by systemd"))
+    }
+}
+
+/// A datagram socket standing in for systemd's notify socket.
+final class NotifySocket {
+    struct Message {
+        var text: String
+        /// CLOCK_MONOTONIC seconds when the test read it.
+        var at: Double
+        var fields: [String: String] {
+            var f: [String: String] = [:]
+            for line in text.split(separator: "\n") {
+                guard let eq = line.firstIndex(of: "=") else { continue }
+                f[String(line[..<eq])] = String(line[line.index(after: eq)...])
+            }
+            return f
+        }
+    }
+
+    let path: String
+    private let fd: Int32
+    private(set) var messages: [Message] = []
+    private var cursor = 0
+    var texts: [String] { messages.map(\.text) }
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var addr = ActivatedDaemon.address(path)
+        let r = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if r != 0 { throw TestFailure("bind \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    deinit {
+        close(fd)
+        unlink(path)
+    }
+
+    /// Reads one datagram, waiting at most `timeout` seconds; records it.
+    func next(timeout: Double) -> Message? {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, Int32(timeout * 1000)) > 0 else { return nil }
+        var buf = [UInt8](repeating: 0, count: 65536)
+        let n = recv(fd, &buf, buf.count, 0)
+        guard n > 0 else { return nil }
+        let m = Message(text: String(decoding: buf[..<n], as: UTF8.self), at: ActivatedDaemon.now())
+        messages.append(m)
+        return m
+    }
+
+    /// Reads everything that arrives within `timeout` (and whatever is already queued).
+    func collect(timeout: Double) {
+        let deadline = ActivatedDaemon.now() + timeout
+        while next(timeout: max(0, deadline - ActivatedDaemon.now())) != nil {}
+    }
+
+    /// The first message after the previous `wait` that satisfies `match`, reading until it arrives.
+    func wait(timeout: Double, _ match: (Message) -> Bool) throws -> Message {
+        let deadline = ActivatedDaemon.now() + timeout
+        while true {
+            while cursor < messages.count {
+                let m = messages[cursor]
+                cursor += 1
+                if match(m) { return m }
+            }
+            let left = deadline - ActivatedDaemon.now()
+            if left <= 0 { throw TestFailure("no matching notify message within \(timeout) s; got \(texts)") }
+            _ = next(timeout: left)
+        }
+    }
+}
+
+/// `systemd-socket-activate --listen=SOCK -E NOTIFY_SOCKET=… [-E WATCHDOG_USEC=…] tabbard …`.
+/// The activator execs tabbard in place, so `pid` is the daemon's once it has started.
+final class ActivatedDaemon {
+    static let activator = "/usr/bin/systemd-socket-activate"
+    let dir: String
+    let socket: String
+    let state: String
+    let notify: NotifySocket
+    let process = Process()
+    private let stderrFile: String
+
+    init(watchdogUsec: UInt64? = nil, activatorArgs: [String] = []) throws {
+        guard FileManager.default.isExecutableFile(atPath: ActivatedDaemon.activator) else {
+            throw TestFailure("\(ActivatedDaemon.activator) is missing: apt-get install systemd (make deps does)")
+        }
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("tabbard-sd-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        socket = dir + "/sock"
+        state = dir + "/state.json"
+        stderrFile = dir + "/stderr"
+        notify = try NotifySocket(path: dir + "/notify")
+        var args = activatorArgs + ["--listen=\(socket)", "-E", "NOTIFY_SOCKET=\(notify.path)"]
+        if let watchdogUsec { args += ["-E", "WATCHDOG_USEC=\(watchdogUsec)"] }
+        args += [Paths.tabbard, "--state", state, "--audio", "null", "--sounds", Paths.sounds]
+        process.executableURL = URL(fileURLWithPath: ActivatedDaemon.activator)
+        process.arguments = args
+        // A file, not a pipe: nobody has to drain it while the test waits.
+        _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrFile))
+        try process.run()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func address(_ path: String) -> sockaddr_un {
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (k, b) in path.utf8.enumerated() { raw[k] = b }
+        }
+        return addr
+    }
+
+    /// Until the activator has bound the socket (bounded).
+    func waitForSocketFile(timeout: Double = 10) throws {
+        let deadline = ActivatedDaemon.now() + timeout
+        var st = stat()
+        while ActivatedDaemon.now() < deadline {
+            if !process.isRunning { throw TestFailure("systemd-socket-activate exited: \(stderr())") }
+            if lstat(socket, &st) == 0 && stderr().contains("Listening on") { return }
+            usleep(5_000)
+        }
+        throw TestFailure("systemd-socket-activate did not listen on \(socket) within \(timeout) s")
+    }
+
+    /// Connects (retrying while the socket is not yet listening) and reads the hello.
+    func connect(timeout: Double = 10) throws -> RawClient {
+        let deadline = ActivatedDaemon.now() + timeout
+        while true {
+            do { return try RawClient(path: socket) } catch {
+                if ActivatedDaemon.now() > deadline || !process.isRunning { throw error }
+                usleep(10_000)
+            }
+        }
+    }
+
+    func comm() -> String {
+        ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func exe() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
+    }
+
+    /// Processes whose parent is `pid`.
+    static func children(of pid: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { p in
+            guard let stat = try? String(contentsOfFile: "/proc/\(p)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == pid
+        }
+    }
+
+    func stderr() -> String {
+        (try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? ""
+    }
+
+    /// The exit status, or nil if it did not exit within `timeout` (then it is killed).
+    func waitForExit(timeout: Double) -> Int32? {
+        let deadline = ActivatedDaemon.now() + timeout
+        while process.isRunning && ActivatedDaemon.now() < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    /// SIGTERM and the exit status (nil: did not exit within 10 s).
+    func stop() -> Int32? {
+        guard process.isRunning else { return process.terminationStatus }
+        kill(pid, SIGTERM)
+        return waitForExit(timeout: 10)
+    }
+
+    func cleanUp() {
+        if process.isRunning { _ = waitForExit(timeout: 0) }
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
