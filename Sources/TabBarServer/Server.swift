@@ -207,7 +207,11 @@ public final class Server {
             }
             var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
             _ = tabbard_peer_cred(fd, &pid, &uid, &gid)
-            if !allowed(uid: uid, gid: gid) {
+            // A socket from systemd is guarded by its unit's SocketUser=/SocketGroup=/SocketMode=
+            // (the system one is root:tabbard 0660, and under PrivateUsers= peers other than root
+            // and tabbard show up as "nobody"): whoever could connect may talk. The peer check
+            // guards a socket tabbard bound itself.
+            if ownsSocketPath && !allowed(uid: uid, gid: gid) {
                 stats.connectionsRefused += 1
                 refuse(fd, .permissionDenied("uid \(uid) may not use this tabbard (allowed: its own uid \(getuid()), root, and allowed_uids/allowed_gids in the config)."))
                 Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])

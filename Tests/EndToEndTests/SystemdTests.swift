@@ -264,13 +264,20 @@ final class NotifySocket {
 
 /// `systemd-socket-activate --listen=SOCK -E NOTIFY_SOCKET=… [-E WATCHDOG_USEC=…] tabbard …`.
 /// The activator execs tabbard in place, so `pid` is the daemon's once it has started.
+///
+/// Spawned with posix_spawn, not Foundation's `Process`: `Process` notices a child's exit by
+/// EOF on a socket the child inherits, then calls a blocking `waitpid` on its one manager
+/// thread. The activator closes that socket before exec'ing tabbard, so the manager thread
+/// would block until the daemon exits, and every other `Process` in the test run (other
+/// suites' daemons, tabbarctl) would wait with it.
 final class ActivatedDaemon {
     static let activator = "/usr/bin/systemd-socket-activate"
     let dir: String
     let socket: String
     let state: String
     let notify: NotifySocket
-    let process = Process()
+    private(set) var pid: pid_t = 0
+    private var exitStatus: Int32?
     private let stderrFile: String
 
     init(watchdogUsec: UInt64? = nil, activatorArgs: [String] = []) throws {
@@ -283,18 +290,57 @@ final class ActivatedDaemon {
         state = dir + "/state.json"
         stderrFile = dir + "/stderr"
         notify = try NotifySocket(path: dir + "/notify")
-        var args = activatorArgs + ["--listen=\(socket)", "-E", "NOTIFY_SOCKET=\(notify.path)"]
+        var args = [ActivatedDaemon.activator] + activatorArgs + ["--listen=\(socket)", "-E", "NOTIFY_SOCKET=\(notify.path)"]
         if let watchdogUsec { args += ["-E", "WATCHDOG_USEC=\(watchdogUsec)"] }
         args += [Paths.tabbard, "--state", state, "--audio", "null", "--sounds", Paths.sounds]
-        process.executableURL = URL(fileURLWithPath: ActivatedDaemon.activator)
-        process.arguments = args
-        // A file, not a pipe: nobody has to drain it while the test waits.
-        _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrFile))
-        try process.run()
+        pid = try ActivatedDaemon.spawn(args, stderr: stderrFile)
     }
 
-    var pid: pid_t { process.processIdentifier }
+    /// posix_spawn with stdin/stdout on /dev/null, stderr to a file (nobody has to drain it),
+    /// every other fd closed, default signal dispositions and an empty signal mask.
+    static func spawn(_ args: [String], stderr path: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let sym = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {  // glibc 2.34+
+            _ = unsafeBitCast(sym, to: CloseFrom.self)(&actions, 3)
+        } else {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+                if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+            }
+        }
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        posix_spawnattr_setsigdefault(&attr, &all)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = args.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        let r = posix_spawn(&pid, args[0], &actions, &attr, argv, environ)
+        if r != 0 { throw TestFailure("posix_spawn \(args[0]): \(String(cString: strerror(r)))") }
+        return pid
+    }
+
+    /// Whether the process still runs (reaps it once it has exited).
+    var isRunning: Bool {
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        let r = waitpid(pid, &status, WNOHANG)
+        if r == pid {
+            exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return false
+        }
+        return r == 0
+    }
 
     static func now() -> Double {
         var ts = timespec()
@@ -316,7 +362,7 @@ final class ActivatedDaemon {
         let deadline = ActivatedDaemon.now() + timeout
         var st = stat()
         while ActivatedDaemon.now() < deadline {
-            if !process.isRunning { throw TestFailure("systemd-socket-activate exited: \(stderr())") }
+            if !isRunning { throw TestFailure("systemd-socket-activate exited: \(stderr())") }
             if lstat(socket, &st) == 0 && stderr().contains("Listening on") { return }
             usleep(5_000)
         }
@@ -328,7 +374,7 @@ final class ActivatedDaemon {
         let deadline = ActivatedDaemon.now() + timeout
         while true {
             do { return try RawClient(path: socket) } catch {
-                if ActivatedDaemon.now() > deadline || !process.isRunning { throw error }
+                if ActivatedDaemon.now() > deadline || !isRunning { throw error }
                 usleep(10_000)
             }
         }
@@ -357,27 +403,68 @@ final class ActivatedDaemon {
         (try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? ""
     }
 
-    /// The exit status, or nil if it did not exit within `timeout` (then it is killed).
+    /// The exit status (128+N for signal N), or nil if it did not exit within `timeout` (then it is killed).
     func waitForExit(timeout: Double) -> Int32? {
         let deadline = ActivatedDaemon.now() + timeout
-        while process.isRunning && ActivatedDaemon.now() < deadline { usleep(5_000) }
-        if process.isRunning {
+        while isRunning && ActivatedDaemon.now() < deadline { usleep(5_000) }
+        if isRunning {
             kill(pid, SIGKILL)
-            process.waitUntilExit()
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            exitStatus = -1
             return nil
         }
-        return process.terminationStatus
+        return exitStatus
     }
 
     /// SIGTERM and the exit status (nil: did not exit within 10 s).
     func stop() -> Int32? {
-        guard process.isRunning else { return process.terminationStatus }
+        guard isRunning else { return exitStatus }
         kill(pid, SIGTERM)
         return waitForExit(timeout: 10)
     }
 
     func cleanUp() {
-        if process.isRunning { _ = waitForExit(timeout: 0) }
+        if isRunning { _ = waitForExit(timeout: 0) }
         try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+/// Who may connect: with socket activation the socket file's permissions (the system unit's
+/// root:tabbard 0660); on a socket tabbard bound itself, also its peer-credential check.
+@Suite(.serialized, .enabled(if: getuid() == 0, "needs root to connect as another user"))
+struct SocketAccessTests {
+    /// Runs `tabbarctl --socket SOCK ping` as uid/gid 1000 (via setpriv, from util-linux);
+    /// returns its exit status and stderr.
+    static func pingAsAnotherUser(_ socket: String, dir: String) throws -> (Int32, String) {
+        let errFile = dir + "/ping.err"
+        let command = "/usr/bin/setpriv --reuid=1000 --regid=1000 --clear-groups '\(Paths.tabbarctl)' --timeout 5000 --socket '\(socket)' ping >/dev/null 2>'\(errFile)'"
+        let status = system(command)
+        let text = (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? ""
+        guard status != -1, status & 0x7f == 0 else { throw TestFailure("\(command): wait status \(status)") }
+        return ((status >> 8) & 0xff, text)
+    }
+
+    @Test func anInheritedSocketsPermissionsDecide() throws {
+        let d = try ActivatedDaemon()
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+        chmod(d.dir, 0o755)
+        chmod(d.socket, 0o666)  // as SocketMode= would make it
+        _ = try d.connect()     // activate (as root)
+        _ = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+        let (status, err) = try SocketAccessTests.pingAsAnotherUser(d.socket, dir: d.dir)
+        #expect(status == 0, "\(err)")
+        #expect(d.stop() == 0)
+    }
+
+    @Test func aSelfBoundSocketAlsoChecksThePeer() throws {
+        let d = try Daemon()
+        chmod(d.dir, 0o755)
+        chmod(d.socket, 0o666)
+        let (status, err) = try SocketAccessTests.pingAsAnotherUser(d.socket, dir: d.dir)
+        #expect(status == 2)
+        #expect(err.contains("permission_denied"), "\(err)")
+        #expect(d.stop() == 0)
     }
 }
