@@ -69,7 +69,7 @@ extension Methods {
             try p.only(["hidden", "reason", "animated"])
             let hidden = try p.requiredBool("hidden")
             let reason = try p.choice("reason", HideReason.self, allowed: HideReason.allCases.map(\.rawValue)) ?? .explicit
-            return .setHidden(hidden, reason: reason, animated: try p.bool("animated") ?? true)
+            return .setHidden(hidden, reason: reason, animated: try p.bool("animated") ?? false)
         },
         MethodSpec(name: "nav.push") { p, _ throws(RPCError) in
             try p.only(["hides_bar"])

@@ -167,7 +167,10 @@ enum Format {
     static func touch(phase: String, x: Double, y: Double, _ r: JSON) -> String {
         let target = r["target"].map { $0.isNull ? "no item" : word($0) } ?? "no item"
         let consumed = r["consumed"]?.boolValue == true ? " (consumed)" : ""
-        return "touch \(phase) at \(fixed(x, digits: 2)),\(fixed(y, digits: 2)) → \(target)\(consumed), seq \(number(r["seq"]))"
+        var what = ""
+        if let commit = r["commit"]?.stringValue { what += ", \(commit)" }
+        if r["ignored"]?.boolValue == true { what += ", ignored" }
+        return "touch \(phase) at \(fixed(x, digits: 2)),\(fixed(y, digits: 2)) → \(target)\(consumed)\(what), seq \(number(r["seq"]))"
     }
 
     /// The `sound.list` table: name, frames, rate, channels, duration ms, source.
@@ -235,6 +238,9 @@ enum Format {
             var text = "\(head) \(word(p["tab"])) \(word(p["trigger"])): \(word(p["kind"]))"
             if let d = p["descriptor"], d != .obj([:]), !d.isNull { text += " " + d.text }
             return text
+        case "animation.began":
+            let tab = p["tab"].flatMap { $0.isNull ? nil : " on \(word($0))" } ?? ""
+            return "\(head) \(word(p["animation"])) \(word(p["kind"]))\(tab), \(number(p["duration_ms"])) ms"
         case "animation.ended":
             return "\(head) \(word(p["animation"])) (\(word(p["reason"])))"
         case "sound.played":

@@ -112,7 +112,7 @@ extension Outcome {
 @Suite struct VisibilityPhaseTests {
     @Test func animatedHideGoesThroughHidingThenIdle() {
         var r = issueReducer(settings: #"{"hide_duration_ms":300}"#)
-        let hide = run(&r, "bar.set_hidden", #"{"hidden":true}"#, at: 1000)
+        let hide = run(&r, "bar.set_hidden", #"{"hidden":true,"animated":true}"#, at: 1000)
         #expect(hide.phases.map(\.0) == ["hiding"])
         #expect(hide.phases.map(\.1) == [300])
         #expect(hide.effects == [.timer(.visibility, atMs: 1300)])
@@ -145,6 +145,9 @@ extension Outcome {
         #expect(hide.phases.map(\.0) == ["idle"])
         #expect(hide.effects.isEmpty)
         #expect(hide.events("animation.cue").isEmpty)
+        // bar.set_hidden is not animated unless asked; push, pop and scroll are.
+        #expect(run(&r, "bar.set_hidden", #"{"hidden":false}"#, at: 10).phases.map(\.0) == ["idle"])
+        #expect(run(&r, "nav.push", #"{"hides_bar":true}"#, at: 20).phases.map(\.0) == ["hiding"])
     }
 
     @Test func retargetMidAnimationReversesFromWhereItIs() {
@@ -167,7 +170,7 @@ extension Outcome {
 
     @Test func aChangeThatDoesNotFlipKeepsThePhaseRunning() {
         var r = issueReducer(settings: #"{"hide_duration_ms":500}"#)
-        _ = run(&r, "bar.set_hidden", #"{"hidden":true}"#, at: 0)
+        _ = run(&r, "bar.set_hidden", #"{"hidden":true,"animated":true}"#, at: 0)
         let push = run(&r, "nav.push", #"{"hides_bar":true}"#, at: 100)
         #expect(push.phases.map(\.0) == ["hiding"])
         #expect(push.phases.map(\.1) == [400])
@@ -177,7 +180,7 @@ extension Outcome {
 
     @Test func unanimatedChangeDuringAnAnimationStopsItsTimer() {
         var r = issueReducer(settings: #"{"hide_duration_ms":500}"#)
-        _ = run(&r, "bar.set_hidden", #"{"hidden":true}"#, at: 0)
+        _ = run(&r, "bar.set_hidden", #"{"hidden":true,"animated":true}"#, at: 0)
         let show = run(&r, "bar.set_hidden", #"{"hidden":false,"animated":false}"#, at: 100)
         #expect(show.phases.map(\.0) == ["idle"])
         #expect(show.effects == [.cancelTimer(.visibility)])
@@ -199,7 +202,7 @@ extension Outcome {
     @Test func settleAfterRestartEndsPhasesAndTouches() {
         var r = issueReducer(settings: #"{"hide_duration_ms":500}"#)
         _ = run(&r, "touch", #"{"phase":"down","x":250,"y":20}"#)
-        _ = run(&r, "bar.set_hidden", #"{"hidden":true}"#, at: 0)
+        _ = run(&r, "bar.set_hidden", #"{"hidden":true,"animated":true}"#, at: 0)
         _ = run(&r, "animation.begin", #"{"kind":"bounce","duration_ms":100}"#)
         r.settle()
         #expect(r.state.visibility.phase == .idle)
