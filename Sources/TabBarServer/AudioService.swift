@@ -46,7 +46,8 @@ final class AudioService {
                 sinkName = "alsa:\(config.alsaDevice)"
             }
         }
-        let engine = AudioEngine(sink: sink, bank: bank, voices: config.voices, log: AudioService.log)
+        let engine = AudioEngine(sink: sink, bank: bank, voices: config.voices,
+                                 idleTimeout: Double(config.idleStopMs) / 1000, log: AudioService.log)
         do {
             try engine.start()
             self.engine = engine
