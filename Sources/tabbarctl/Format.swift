@@ -155,6 +155,12 @@ enum Format {
     /// `badge chat → 99+, seq 13` or `badge chat cleared, seq 14`.
     static func badgeResult(tab: String, _ r: JSON, cleared: Bool) -> String {
         if cleared { return "badge \(tab) cleared, seq \(number(r["seq"]))" }
+        if r["ignored"]?.boolValue == true {
+            return "badge \(tab) ignored (action items carry badges only with settings.action_badges), seq \(number(r["seq"]))"
+        }
+        if let kept = r["hidden_badge"], !kept.isNull {
+            return "badge \(tab) hidden (keeps \(badge(kept))), seq \(number(r["seq"]))"
+        }
         return "badge \(tab) → \(badge(r["badge"])), seq \(number(r["seq"]))"
     }
 
@@ -235,7 +241,8 @@ enum Format {
             if let d = p["duration_ms"] { text += ", \(number(d)) ms" }
             return text
         case "animation.cue":
-            var text = "\(head) \(word(p["tab"])) \(word(p["trigger"])): \(word(p["kind"]))"
+            let target = p["tab"].map { $0.isNull ? "bar" : word($0) } ?? "bar"
+            var text = "\(head) \(target) \(word(p["trigger"])): \(word(p["kind"]))"
             if let d = p["descriptor"], d != .obj([:]), !d.isNull { text += " " + d.text }
             return text
         case "animation.began":
