@@ -191,7 +191,7 @@ enum Examples {
         _ = try c.call("scroll", #"{"dy":6}"#)
         _ = try c.call("scroll", #"{"dy":6}"#)  // the second crosses the threshold
         _ = try c.call("animation.begin", #"{"kind":"x","duration_ms":10}"#)
-        _ = try c.call("tab.select", #"{"tab":"me","source":"program"}"#)  // clears the scroll reason
+        _ = try c.call("tab.select", #"{"tab":"me"}"#)  // a user select: clears the scroll reason, clicks
         // Both timers fire and their changes are journaled.
         var idle = false, ended = false
         while !(idle && ended) {
@@ -203,8 +203,11 @@ enum Examples {
         d.kill9()
         let again = try Daemon(dir: d.dir)
         defer { #expect(again.stop() == 0) }
-        let after = try RawClient(path: again.socket).call("state.get")["result"]
+        let client = try RawClient(path: again.socket)
+        let after = try client.call("state.get")["result"]
         #expect(after?["seq"] == before?["seq"])
+        // Replaying the journal restored a user select and more, and played nothing.
+        #expect(try client.call("stats.get")["result"]?["sounds_played"] == .int(0))
         let v = after?["state"]?["visibility"]
         #expect(v?["reasons"] == .array([.string("push")]))
         #expect(v?["nav_stack"] == .array([.bool(false), .bool(true)]))
