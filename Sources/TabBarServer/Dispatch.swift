@@ -78,12 +78,19 @@ extension Server {
     }
 
     func applyStateCommand(_ command: Command, request: Request) -> Result<JSON, RPCError> {
+        applyStateCommand(command, method: request.method, params: request.params)
+    }
+
+    /// Runs a state command through the reducer at the loop's clock; journals the change
+    /// (as the outcome says, else as `method`/`params`), publishes its events, runs its effects.
+    func applyStateCommand(_ command: Command, method: String, params: JSON?) -> Result<JSON, RPCError> {
         let before = reducer.state
-        let outcome = reducer.reduce(command)
+        let outcome = reducer.reduce(command, at: Server.nowMs())
         if reducer.state.seq != before.seq {
             // Durable before acknowledged: the journal line is written before the reply is queued.
             do {
-                try store.append(seq: reducer.state.seq, method: request.method, params: request.params)
+                let entry = outcome.journal ?? JournalEntry(method, params)
+                try store.append(seq: reducer.state.seq, method: entry.method, params: entry.params)
             } catch {
                 reducer.state = before
                 Log.error("Could not record a change; refused it", ["error": "\(error)", "file": store.journalPath])
@@ -101,6 +108,10 @@ extension Server {
                     stats.soundsFailed += 1
                     Log.debug("Feedback sound not played", ["sound": name, "reason": e.message])
                 }
+            case let .timer(key, atMs):
+                timers[key] = atMs
+            case let .cancelTimer(key):
+                timers[key] = nil
             }
         }
         return outcome.reply
