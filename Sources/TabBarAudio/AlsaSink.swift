@@ -7,13 +7,13 @@ import Synchronization
 public enum AlsaErrorLog {
     private static let target = Mutex<AudioLog?>(nil)
 
-    /// Installs `log` as the receiver of alsa-lib's messages (at warning level).
+    /// Installs `log` as the receiver of alsa-lib's messages, at debug level: the sink logs its own one-line summary of any failure.
     public static func route(to log: AudioLog?) {
         target.withLock { $0 = log }
         tabbard_alsa_route_errors { line in
             guard let line else { return }
             let text = String(cString: line)
-            AlsaErrorLog.target.withLock { $0 }?(.warning, "alsa-lib: \(text)")
+            AlsaErrorLog.target.withLock { $0 }?(.debug, "alsa-lib: \(text)")
         }
     }
 }
