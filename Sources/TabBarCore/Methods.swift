@@ -24,6 +24,7 @@ public enum Command: Equatable, Sendable {
     case feedbackSet(profile: FeedbackProfile?, volume: Double?)
     case soundPlay(String)
     case soundList
+    case soundReload
     case subscribe(topics: [String]?)
     case unsubscribe
     case statsGet
@@ -140,6 +141,7 @@ public enum Methods {
             return .soundPlay(try p.requiredString("name", maxLength: 256))
         },
         MethodSpec(name: "sound.list") { p, _ throws(RPCError) in try p.only([]); return .soundList },
+        MethodSpec(name: "sound.reload") { p, _ throws(RPCError) in try p.only([]); return .soundReload },
         MethodSpec(name: "subscribe") { p, _ throws(RPCError) in
             try p.only(["topics"])
             guard let list = try p.array("topics") else { return .subscribe(topics: nil) }

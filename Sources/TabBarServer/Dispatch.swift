@@ -47,8 +47,13 @@ extension Server {
             return .success(.obj([:]))
         case .soundList:
             return .success(.obj(["sounds": .array(audio.soundList())]))
+        case .soundReload:
+            let failures = audio.reload()
+            return .success(.obj(["sounds": .int(audio.bank.sounds.count),
+                                  "failures": .array(failures.map { .obj(["source": .string($0.0), "reason": .string($0.1)]) })]))
         case .soundPlay(let name):
-            let r = audio.play(name: name, gain: reducer.state.feedback.volume, requestedAt: lineReadNs)
+            let r = audio.play(name: name, gain: reducer.state.feedback.profile == .silent ? 0 : reducer.state.feedback.volume,
+                               requestedAt: lineReadNs)
             switch r {
             case .success(let voice):
                 stats.soundsPlayed += 1
