@@ -36,7 +36,8 @@ final class Daemon {
         socket = dir + "/sock"
         state = dir + "/state.json"
         process.executableURL = URL(fileURLWithPath: Paths.tabbard)
-        process.arguments = ["--socket", socket, "--state", state, "--audio", "null", "--sounds", Paths.sounds] + extraArgs
+        let sounds = extraArgs.contains("--sounds") ? [] : ["--sounds", Paths.sounds]
+        process.arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + extraArgs
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
