@@ -112,22 +112,6 @@ final class LineReader {
     init(_ handle: FileHandle) { self.handle = handle }
 
     func next(timeout: Double = 10) -> String? {
-        let fd = handle.fileDescriptor
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let nl = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[..<nl], as: UTF8.self)
-                buffer.removeSubrange(...nl)
-                return line
-            }
-            let left = deadline.timeIntervalSinceNow
-            if left <= 0 { return nil }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, Int32(left * 1000) + 1) <= 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { return nil }
-            buffer.append(contentsOf: chunk[..<n])
-        }
+        try? readBufferedLine(fd: handle.fileDescriptor, buffer: &buffer, timeout: timeout)
     }
 }
