@@ -48,7 +48,7 @@ extension Server {
         case .success(let cmd): command = cmd
         }
         switch command {
-        case .ping, .soundList, .soundPlay, .subscribe, .unsubscribe, .statsGet:
+        case .ping, .soundList, .soundReload, .soundPlay, .subscribe, .unsubscribe, .statsGet:
             // They read state or stats: let them see only changes that are in the journal.
             commitBatch()
         default:
@@ -59,8 +59,13 @@ extension Server {
             return .success(.obj([:]))
         case .soundList:
             return .success(.obj(["sounds": .array(audio.soundList())]))
+        case .soundReload:
+            let failures = audio.reload()
+            return .success(.obj(["sounds": .int(audio.bank.sounds.count),
+                                  "failures": .array(failures.map { .obj(["source": .string($0.0), "reason": .string($0.1)]) })]))
         case .soundPlay(let name):
-            let r = audio.play(name: name, gain: reducer.state.feedback.volume, requestedAt: lineReadNs)
+            let r = audio.play(name: name, gain: reducer.state.feedback.profile == .silent ? 0 : reducer.state.feedback.volume,
+                               requestedAt: lineReadNs)
             switch r {
             case .success(let voice):
                 stats.soundsPlayed += 1
@@ -90,28 +95,40 @@ extension Server {
     }
 
     func applyStateCommand(_ command: Command, request: Request, from c: Connection) -> Result<JSON, RPCError> {
+        applyStateCommand(command, method: request.method, params: request.params, id: request.id, from: c)
+    }
+
+    /// Runs a state command through the reducer at the loop's clock. A change is staged
+    /// for the journal (as the outcome says, else as `method`/`params`) and its events
+    /// published; `commitBatch` writes it — at the end of the read chunk for a client's
+    /// request (group commit), at once for anything else (timers) — before any reply
+    /// leaves the process, and only then runs its effects.
+    func applyStateCommand(_ command: Command, method: String, params: JSON?, id: JSON? = nil,
+                           from c: Connection? = nil) -> Result<JSON, RPCError> {
         var before = reducer.state
-        var outcome = reducer.reduce(command)
+        var outcome = reducer.reduce(command, at: Server.nowMs())
         if reducer.state.seq == before.seq && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
             before = reducer.state
-            outcome = reducer.reduce(command)
+            outcome = reducer.reduce(command, at: Server.nowMs())
         }
         if reducer.state.seq != before.seq {
-            // Durable before acknowledged: the journal line is staged now and written by
-            // `commitBatch` (one write per read chunk) before any reply leaves the process.
             if !batch.open { batch.begin(state: before, requester: c) }
-            store.stage(seq: reducer.state.seq, method: request.method, params: request.params)
-            batch.ids.append(request.id)
+            let entry = outcome.journal ?? JournalEntry(method, params)
+            store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
+            batch.ids.append(id)
             batch.effects.append(contentsOf: outcome.effects)
             for e in outcome.events { broadcast(e) }
+            if c == nil && !commitBatch() {
+                return .failure(storageFailed(store.lastError ?? "the journal write failed"))
+            }
             return outcome.reply
         }
-        play(outcome.effects)
+        run(outcome.effects)
         return outcome.reply
     }
 
-    func play(_ effects: [Effect]) {
+    func run(_ effects: [Effect]) {
         for effect in effects {
             switch effect {
             case let .play(name, gain, _):
@@ -121,11 +138,20 @@ extension Server {
                     stats.soundsFailed += 1
                     Log.debug("Feedback sound not played", ["sound": name, "reason": e.message])
                 }
+            case let .timer(key, atMs):
+                timers[key] = atMs
+            case let .cancelTimer(key):
+                timers[key] = nil
             }
         }
     }
 
-    /// Writes the staged changes to the journal with one write, then plays their sounds.
+    func storageFailed(_ why: String) -> RPCError {
+        RPCError(code: -32008, kind: "storage_failed",
+                 message: "The change was not made: the state could not be saved (\(why)). Free disk space or check \(store.journalPath); reads and sounds still work.")
+    }
+
+    /// Writes the staged changes to the journal with one write, then runs their effects.
     /// If the write fails they are undone — nothing of them has left the process yet:
     /// the state is restored, their replies and events are taken off the queues, and
     /// each is answered `storage_failed` instead. Returns false when it undid them.
@@ -139,9 +165,8 @@ extension Server {
             for (conn, count) in batch.marks {
                 if conn.out.count >= count { conn.out.removeSubrange(count...) } else { conn.owesResync = true }
             }
-            let refused = RPCError(code: -32008, kind: "storage_failed",
-                                   message: "The change was not made: the state could not be saved (\(error)). Free disk space or check \(store.journalPath); reads and sounds still work.")
             Log.error("Could not record \(batch.ids.count == 1 ? "a change" : "\(batch.ids.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
+            let refused = storageFailed("\(error)")
             if let c = batch.requester {
                 for id in batch.ids {
                     stats.errors += 1
@@ -153,7 +178,7 @@ extension Server {
         }
         let effects = batch.effects
         batch.close()
-        play(effects)
+        run(effects)
         return true
     }
 
@@ -197,12 +222,12 @@ struct Batch {
     var effects: [Effect] = []
     private(set) var marks: [(Connection, Int)] = []
 
-    mutating func begin(state: BarState, requester c: Connection) {
+    mutating func begin(state: BarState, requester c: Connection?) {
         open = true
         epoch &+= 1
         stateBefore = state
         requester = c
-        mark(c)
+        if let c { mark(c) }
     }
 
     /// Remembers how much `c` had queued before the batch first touched it.
