@@ -15,14 +15,12 @@ TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 
 # Debian packages the build, the tests and the benchmarks use.
 APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
+# Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
+BENCH_APT_PACKAGES = feedbackd dbus-daemon
 
-.PHONY: all deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz clean
-
-all: build
-
-## deps: install missing Debian packages (apt-get; uses sudo when not root)
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+# $(call apt_install,PACKAGES): install those of PACKAGES that are missing (apt-get; sudo when not root)
+define apt_install
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -30,6 +28,15 @@ deps:
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+endef
+
+.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz clean
+
+all: build
+
+## deps: install missing Debian packages (apt-get; uses sudo when not root)
+deps:
+	$(call apt_install,$(APT_PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6 (https://swift.org/install) first"; exit 1; }
 
 build: deps
@@ -84,9 +91,13 @@ uninstall:
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.
 BENCH_CC = cc -O2 -Wall -Wextra
-bench: release .build/bench/floor .build/bench/libclickshim.so
+bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build/bench/fbdclient
 	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds \
-	  --floor .build/bench/floor --shim .build/bench/libclickshim.so $(ARGS)
+	  --floor .build/bench/floor --shim .build/bench/libclickshim.so --fbdclient .build/bench/fbdclient $(ARGS)
+
+## bench-deps: what only the benchmark needs (the feedbackd reference); not part of `make test`
+bench-deps: deps
+	$(call apt_install,$(BENCH_APT_PACKAGES))
 
 .build/bench/floor: bench/floor/floor.c
 	@mkdir -p $(@D)
@@ -95,6 +106,10 @@ bench: release .build/bench/floor .build/bench/libclickshim.so
 .build/bench/libclickshim.so: bench/preload/clickshim.c
 	@mkdir -p $(@D)
 	$(BENCH_CC) -shared -fPIC -o $@ $< -ldl
+
+.build/bench/fbdclient: bench/fbdclient/fbdclient.c | bench-deps
+	@mkdir -p $(@D)
+	$(BENCH_CC) -o $@ $< -lsystemd
 
 clean:
 	$(SWIFT) package clean

@@ -27,11 +27,12 @@ let package = Package(
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
-        // The benchmark (make bench). Its C helpers (the floor server, the LD_PRELOAD click shim)
+        // The benchmark (make bench). Its C helpers (the floor server, the LD_PRELOAD click shim,
+        // the feedbackd D-Bus client)
         // are built by the Makefile with cc, not by SwiftPM.
         .systemLibrary(name: "CBench", path: "bench/CBench"),
         .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient", "TabBarCore", "CBench"], path: "bench",
-                          exclude: ["floor", "preload", "CBench"],
+                          exclude: ["floor", "preload", "fbdclient", "CBench"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
 
         .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore"]),

@@ -397,3 +397,152 @@ func idleCost(_ procs: [(String, pid_t)], seconds: Double) -> [IdleFigure] {
                           cpuMs: Double(b.cpuNs &- a.cpuNs) / 1e6, threads: b.threads)
     }
 }
+
+// MARK: - feedbackd reference
+
+/// What the feedbackd reference measured, or why it could not run.
+struct FeedbackdFigures {
+    var samples: [UInt64] = []     // TriggerFeedback sent → the shim's onset in feedbackd, ns
+    var roundTrips: [UInt64] = []  // TriggerFeedback sent → its reply read (the D-Bus call), ns
+    var missed = 0
+    var event = ""
+    var version = ""
+    var error: String?
+}
+
+/// feedbackd (org.sigxcpu.Feedback) on a private session bus, playing through
+/// libcanberra's ALSA backend on ALSA's `null` PCM under the same shim.
+///
+/// - `dbus-daemon` with a config of its own: a Unix socket in `tmp`, no service
+///   directories (so nothing is ever auto-started with the wrong environment);
+/// - `/usr/libexec/feedbackd` with `LD_PRELOAD` = the shim, `ALSA_CONFIG_PATH` =
+///   alsa.conf + a file that makes `pcm.!default` ALSA's `null`, `CANBERRA_DRIVER=alsa`,
+///   `GSETTINGS_BACKEND=memory` (profile `full`, the schema default; nothing written
+///   to the user's dconf);
+/// - `fbdclient` (bench/fbdclient): one long-lived sd-bus connection that calls
+///   `TriggerFeedback(app_id, event, {}, -1)` and reports CLOCK_MONOTONIC right
+///   before the call is sent and when its reply is read. It stays connected because
+///   feedbackd ends the events of a caller that leaves the bus (a one-shot
+///   `gdbus call` cancels its own sound).
+///
+/// Each sample: call sent → the first non-silent buffer feedbackd hands to
+/// snd_pcm_writei; then the bench waits for `FeedbackEnded` (on `null` the whole
+/// sound is written at once, so that is a few ms) and sleeps `spacingMs`.
+/// The servers (dbus-daemon, feedbackd) are pinned to `serverCPU`, the client to `clientCPU`.
+func feedbackdClicks(tmp: String, shim: String, client: String, onsets: OnsetPipe, event: String, count: Int, warmup: Int,
+                     spacingMs: ClosedRange<Double>, serverCPU: Int, clientCPU: Int, children: inout [Child]) -> FeedbackdFigures {
+    var fig = FeedbackdFigures()
+    fig.event = event
+    fig.version = commandOutput("dpkg-query -W -f='${Version}' feedbackd 2>/dev/null")
+    let feedbackd = "/usr/libexec/feedbackd"
+    for (what, path) in [("feedbackd", feedbackd), ("fbdclient", client)] where access(path, X_OK) != 0 {
+        fig.error = "\(what) is not installed at \(path)" + (what == "feedbackd" ? " (apt-get install feedbackd)" : " (run `make bench`, which builds it)")
+        return fig
+    }
+    if commandOutput("command -v dbus-daemon").isEmpty {
+        fig.error = "dbus-daemon is not installed (apt-get install dbus)"
+        return fig
+    }
+    let busPath = "\(tmp)/fbd-bus"
+    let address = "unix:path=\(busPath)"
+    writeFile("\(tmp)/fbd-bus.conf", """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>\(address)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+
+        """)
+    writeFile("\(tmp)/fbd-asound.conf", "pcm.!default { type null }\n")
+
+    pinThread(cpu: serverCPU)
+    defer { pinThread(cpu: clientCPU) }
+    guard let bus = try? spawn(["dbus-daemon", "--config-file=\(tmp)/fbd-bus.conf", "--nofork", "--nopidfile"],
+                               logPath: "\(tmp)/fbd-dbus.log") else {
+        fig.error = "cannot start dbus-daemon"
+        return fig
+    }
+    children.append(bus)
+    let deadline = nowNs() + 5_000_000_000
+    while access(busPath, F_OK) != 0 {
+        if bus.poll() || nowNs() > deadline {
+            fig.error = "dbus-daemon did not listen on \(busPath): " + readText("\(tmp)/fbd-dbus.log").replacingNewlines()
+            return fig
+        }
+        sleepMs(1)
+    }
+    let env = ["DBUS_SESSION_BUS_ADDRESS": address, "LD_PRELOAD": shim, "CLICKSHIM_OUT": onsets.path,
+               "ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:\(tmp)/fbd-asound.conf",
+               "CANBERRA_DRIVER": "alsa", "GSETTINGS_BACKEND": "memory"]
+    guard let fbd = try? spawn([feedbackd], env: env, unset: ["DBUS_SYSTEM_BUS_ADDRESS"], logPath: "\(tmp)/feedbackd.log") else {
+        fig.error = "cannot start \(feedbackd)"
+        return fig
+    }
+    children.append(fbd)
+
+    // The client: its stdin and stdout are one end of a socket pair (writeAll uses send()).
+    var pair: [Int32] = [-1, -1]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+        fig.error = "socketpair: \(errnoString())"
+        return fig
+    }
+    for fd in pair { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    pinThread(cpu: clientCPU)
+    let cli: Child
+    do {
+        cli = try spawn([client, address, "tabbard.bench"], logPath: "\(tmp)/fbdclient.log", stdio: (pair[1], pair[1]))
+    } catch {
+        close(pair[0]); close(pair[1])
+        fig.error = "\(error)"
+        return fig
+    }
+    close(pair[1])
+    children.append(cli)
+    let cmd = pair[0]
+    let reader = LineReader(fd: cmd)
+    defer { close(cmd); cli.stop() }
+    func send(_ line: String) -> Bool { (try? writeAll(cmd, Array((line + "\n").utf8))) != nil }
+
+    guard let ready = reader.readLine(timeoutMs: 12_000), ready == "ready" else {
+        let why = fbd.poll() ? "feedbackd exited at start (status \(fbd.status))" : "the client did not get ready"
+        fig.error = why + "; feedbackd.log: " + String(readText("\(tmp)/feedbackd.log").suffix(300)).replacingNewlines()
+        return fig
+    }
+    var rng = SystemRandomNumberGenerator()
+    var k = 0
+    while k < warmup + count {
+        _ = onsets.drain()
+        guard send("trigger \(event)"), let reply = reader.readLine(timeoutMs: 6000) else {
+            fig.error = "the feedbackd client stopped answering" + (fbd.poll() ? " (feedbackd exited, status \(fbd.status))" : "")
+            return fig
+        }
+        let parts = reply.split(separator: " ")
+        guard parts.count == 4, parts[0] == "ok", let t0 = UInt64(parts[1]), let t1 = UInt64(parts[2]) else {
+            fig.error = "TriggerFeedback failed: \(reply)"
+            return fig
+        }
+        let onset = onsets.wait(after: t0, pid: fbd.pid, timeoutMs: 2000)
+        if k >= warmup {
+            fig.roundTrips.append(t1 - t0)
+            if let o = onset { fig.samples.append(o.t - t0) } else { fig.missed += 1 }
+        }
+        // Let the sound finish (FeedbackEnded) before the next one: one stream at a time.
+        _ = send("wait \(parts[3]) 3000")
+        _ = reader.readLine(timeoutMs: 6000)
+        sleepMs(Double.random(in: spacingMs, using: &rng))
+        k += 1
+        if k == warmup + 5 && fig.samples.isEmpty {
+            fig.error = "no sound reached ALSA in 5 events (\(event)); feedbackd.log: "
+                + String(readText("\(tmp)/feedbackd.log").suffix(300)).replacingNewlines()
+            return fig
+        }
+    }
+    return fig
+}

@@ -81,15 +81,24 @@ final class Child {
 
 /// Starts `argv[0]` (searched in PATH when it has no slash) with `env` added to
 /// (or replacing in) this environment; stdin from /dev/null, stdout and stderr
-/// to `logPath` (or /dev/null). The child inherits this thread's CPU mask.
-func spawn(_ argv: [String], env: [String: String] = [:], unset: [String] = [], logPath: String? = nil) throws -> Child {
+/// to `logPath` (or /dev/null). With `stdio`, the child's stdin and stdout are
+/// those fds instead (stderr still goes to the log). The child inherits this
+/// thread's CPU mask.
+func spawn(_ argv: [String], env: [String: String] = [:], unset: [String] = [], logPath: String? = nil,
+           stdio: (stdin: Int32, stdout: Int32)? = nil) throws -> Child {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     let log = logPath ?? "/dev/null"
-    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    if let stdio {
+        posix_spawn_file_actions_adddup2(&actions, stdio.stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdio.stdout, 1)
+        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    }
 
     var environment: [String] = []
     var p = environ

@@ -1,5 +1,6 @@
 // tabbard-bench: the figures of issue 7, measured from outside a release tabbard,
-// each beside a same-run reference (a bare C epoll server, `aplay` per event).
+// each beside a same-run reference (a bare C epoll server, `aplay` per event,
+// feedbackd on a private D-Bus session bus).
 // Figures, not pass/fail: the exit status is 0 whenever the measurements ran.
 @preconcurrency import Glibc
 import TabBarCore
@@ -12,10 +13,12 @@ Usage: tabbard-bench --daemon PATH [options]
   --sounds DIR        sounds directory passed to tabbard (default: Sounds)
   --floor PATH        the reference server (default: .build/bench/floor)
   --shim PATH         the LD_PRELOAD click shim (default: .build/bench/libclickshim.so)
+  --fbdclient PATH    the feedbackd D-Bus client (default: .build/bench/fbdclient)
+  --fbd-event NAME    the feedbackd event to trigger (default: message-new-instant)
   --quick             fewer samples and shorter windows (~1 minute)
   --json              print the JSON result to stdout instead of the table
   --out PATH          where to write the JSON (default: .bench/results.json)
-  --server-cpu N      CPU the servers (tabbard, floor, aplay) are pinned to (default 0)
+  --server-cpu N      CPU the servers (tabbard, floor, aplay, feedbackd) are pinned to (default 0)
   --client-cpu N      CPU the benchmark's clients run on for "cross-cpu" (default 1)
   --keep              keep the temporary directory (logs, state)
 
@@ -30,6 +33,8 @@ struct Options {
     var sounds = "Sounds"
     var floor = ".build/bench/floor"
     var shim = ".build/bench/libclickshim.so"
+    var fbdclient = ".build/bench/fbdclient"
+    var fbdEvent = "message-new-instant"
     var quick = false
     var json = false
     var out = ".bench/results.json"
@@ -57,6 +62,8 @@ func parseOptions() -> Options {
         case "--sounds": o.sounds = value(a)
         case "--floor": o.floor = value(a)
         case "--shim": o.shim = value(a)
+        case "--fbdclient": o.fbdclient = value(a)
+        case "--fbd-event": o.fbdEvent = value(a)
         case "--quick": o.quick = true
         case "--json": o.json = true
         case "--out": o.out = value(a)
@@ -139,6 +146,7 @@ let quick = opt.quick
 let daemonPath = absolute(opt.daemon)
 let floorPath = absolute(opt.floor)
 let shimPath = absolute(opt.shim)
+let fbdClientPath = absolute(opt.fbdclient)
 let soundsDir = absolute(opt.sounds)
 for (what, p) in [("tabbard", daemonPath), ("floor server", floorPath), ("click shim", shimPath)] where access(p, R_OK) != 0 {
     fputs("tabbard-bench: the \(what) is missing at \(p) (run `make bench`, which builds it)\n", stderr)
@@ -223,7 +231,7 @@ do {
     ])))
     result.append(JSON.Member("pinning", .obj([
         "server_cpu": .int(serverCPU), "client_cpus": .obj(KeyValuePairs(dictionaryLiteral: ("same-cpu", .int(serverCPU)), ("cross-cpu", .int(clientCPU)))),
-        "how": .string("sched_setaffinity on the bench thread before posix_spawn (what `taskset -c N` does): every server thread (tabbard's state loop and audio thread, floor, aplay) is on server_cpu; the bench's clients run on the client CPU of the placement"),
+        "how": .string("sched_setaffinity on the bench thread before posix_spawn (what `taskset -c N` does): every server thread (tabbard's state loop and audio thread, floor, aplay, dbus-daemon and feedbackd) is on server_cpu; the bench's clients run on the client CPU of the placement"),
     ])))
     result.append(JSON.Member("quick", .bool(quick)))
     result.append(JSON.Member("command", .string(CommandLine.arguments.joined(separator: " "))))
@@ -411,12 +419,24 @@ do {
     progress("clicks: \(aplayN) × aplay -D null (the same shim)")
     let wav = soundsDir + "/click.wav"
     let aplay = try aplayClicks(wav: wav, shim: shimPath, onsets: onsets, count: aplayN, serverCPU: serverCPU, clientCPU: clientCPU)
+    let fbdN = quick ? 20 : 100
+    progress("clicks: \(fbdN) × feedbackd TriggerFeedback(\(opt.fbdEvent)) on a private bus, libcanberra → ALSA null (the same shim)")
+    let fbd = feedbackdClicks(tmp: tmp, shim: shimPath, client: fbdClientPath, onsets: onsets, event: opt.fbdEvent,
+                              count: fbdN, warmup: 3, spacingMs: 25...35, serverCPU: serverCPU, clientCPU: clientCPU,
+                              children: &children)
+    if let e = fbd.error { progress("feedbackd reference unavailable: \(e)") }
+    let fbdD = Dist(fbd.samples), fbdRtt = Dist(fbd.roundTrips)
     let warmD = Dist(warm.samples), coldD = Dist(cold.samples), aplayD = Dist(aplay.samples)
     result.append(JSON.Member("click", .obj([
         "method": .string("client sends tab.select (source user) → the shim sees the first non-silent frame enter snd_pcm_writei on ALSA's null PCM"),
         "warm_stream": warmD.json, "warm_missed": .int(warm.missed),
         "after_idle": coldD.json, "after_idle_missed": .int(cold.missed), "after_idle_stream_restarts": .int(coldRestarts),
         "daemon_stats_get": warmStats, "aplay_per_event": aplayD.json, "aplay_missed": .int(aplay.missed),
+        "feedbackd": fbd.error.map { .obj(["error": .string($0), "version": .string(fbd.version)]) } ?? .obj([
+            "method": .string("fbdclient (one sd-bus connection) sends TriggerFeedback(\"tabbard.bench\", event, {}, -1) → the shim sees feedbackd's first non-silent frame enter snd_pcm_writei (libcanberra ALSA backend, pcm.!default = null); the next event after FeedbackEnded + 25–35 ms; 3 warm-up events not counted"),
+            "version": .string(fbd.version), "event": .string(fbd.event),
+            "click": fbdD.json, "missed": .int(fbd.missed), "dbus_round_trip": fbdRtt.json,
+        ]),
     ])))
 
     // MARK: idle
@@ -470,14 +490,32 @@ do {
             }
         }
     }
-    rows.append(Row(metric: "click p50 (stream running)", tabbard: fmtUs(warmD.p50), reference: fmtUs(aplayD.p50) + " aplay",
-                    ratio: ratio(warmD.p50, aplayD.p50), target: "≤ 0.5 ms", verdict: verdict(warmD.count > 0 && warmD.p50 <= 500)))
-    rows.append(Row(metric: "click p99 (stream running)", tabbard: fmtUs(warmD.p99), reference: fmtUs(aplayD.p99) + " aplay",
-                    ratio: ratio(warmD.p99, aplayD.p99), target: "≤ 1 ms", verdict: verdict(warmD.count > 0 && warmD.p99 <= 1000)))
-    rows.append(Row(metric: "click p50 (after idle stop)", tabbard: fmtUs(coldD.p50), reference: fmtUs(aplayD.p50) + " aplay",
-                    ratio: ratio(coldD.p50, aplayD.p50), target: "≤ 0.5 ms", verdict: verdict(coldD.count > 0 && coldD.p50 <= 500)))
-    rows.append(Row(metric: "click p99 (after idle stop)", tabbard: fmtUs(coldD.p99), reference: fmtUs(aplayD.p99) + " aplay",
-                    ratio: ratio(coldD.p99, aplayD.p99), target: "≤ 1 ms", verdict: verdict(coldD.count > 0 && coldD.p99 <= 1000)))
+    // Click rows: tabbard against both per-event references of the same run.
+    let fbdOK = fbd.error == nil && fbdD.count > 0
+    func refs(_ a: Double, _ f: Double) -> String {
+        fmtUs(a) + " aplay, " + (fbdOK ? fmtUs(f) + " feedbackd" : "feedbackd n/a")
+    }
+    func ratios(_ t: Double, _ a: Double, _ f: Double) -> String {
+        ratio(t, a) + (fbdOK ? " / " + ratio(t, f) : "")
+    }
+    rows.append(Row(metric: "click p50 (stream running)", tabbard: fmtUs(warmD.p50), reference: refs(aplayD.p50, fbdD.p50),
+                    ratio: ratios(warmD.p50, aplayD.p50, fbdD.p50), target: "≤ 0.5 ms", verdict: verdict(warmD.count > 0 && warmD.p50 <= 500)))
+    rows.append(Row(metric: "click p99 (stream running)", tabbard: fmtUs(warmD.p99), reference: refs(aplayD.p99, fbdD.p99),
+                    ratio: ratios(warmD.p99, aplayD.p99, fbdD.p99), target: "≤ 1 ms", verdict: verdict(warmD.count > 0 && warmD.p99 <= 1000)))
+    rows.append(Row(metric: "click p50 (after idle stop)", tabbard: fmtUs(coldD.p50), reference: refs(aplayD.p50, fbdD.p50),
+                    ratio: ratios(coldD.p50, aplayD.p50, fbdD.p50), target: "≤ 0.5 ms", verdict: verdict(coldD.count > 0 && coldD.p50 <= 500)))
+    rows.append(Row(metric: "click p99 (after idle stop)", tabbard: fmtUs(coldD.p99), reference: refs(aplayD.p99, fbdD.p99),
+                    ratio: ratios(coldD.p99, aplayD.p99, fbdD.p99), target: "≤ 1 ms", verdict: verdict(coldD.count > 0 && coldD.p99 <= 1000)))
+    if fbdOK {
+        rows.append(Row(metric: "click, feedbackd \(fbd.version) p50 / p99", tabbard: "",
+                        reference: fmtUs(fbdD.p50) + " / " + fmtUs(fbdD.p99) + " (\(fbd.event), n=\(fbdD.count)" + (fbd.missed > 0 ? ", \(fbd.missed) missed" : "") + ")",
+                        ratio: "", target: "", verdict: ""))
+        rows.append(Row(metric: "feedbackd D-Bus call round trip p50 / p99", tabbard: "",
+                        reference: fmtUs(fbdRtt.p50) + " / " + fmtUs(fbdRtt.p99) + " (TriggerFeedback → reply)", ratio: "", target: "", verdict: ""))
+    } else {
+        rows.append(Row(metric: "click, feedbackd", tabbard: "", reference: "not measured: " + (fbd.error ?? "no onset seen"),
+                        ratio: "", target: "", verdict: ""))
+    }
     let dp50 = warmStats["latency_p50_us"]?.doubleValue ?? 0, dp99 = warmStats["latency_p99_us"]?.doubleValue ?? 0
     rows.append(Row(metric: "click, daemon's stats.get p50 / p99", tabbard: fmtUs(dp50) + " / " + fmtUs(dp99),
                     reference: "(read → handed to sink)", ratio: "", target: "", verdict: ""))
@@ -523,7 +561,7 @@ writeFile(opt.out, doc)
 if opt.json {
     fputs(doc, stdout)
 } else {
-    print("tabbard-bench — servers (tabbard, floor, aplay) pinned to CPU \(serverCPU); clients on CPU \(serverCPU) [same-cpu]"
+    print("tabbard-bench — servers (tabbard, floor, aplay, feedbackd) pinned to CPU \(serverCPU); clients on CPU \(serverCPU) [same-cpu]"
           + (pinnings.count > 1 ? " or CPU \(clientCPU) [cross-cpu]" : "") + (quick ? "; --quick" : "") + "\n")
     printTable(rows, to: stdout)
     if let bg = result.first(where: { $0.key == "background_cpu_percent" })?.value {

@@ -7,6 +7,11 @@
  * on that process was silent (or it is the first call), it records an *onset*:
  * the CLOCK_MONOTONIC time at the call's entry, before ALSA sees the data.
  *
+ * A stream that is closed (snd_pcm_close) or dropped (snd_pcm_drop) counts as
+ * silent again, so a long-lived process that opens a new stream per sound
+ * (feedbackd through libcanberra) reports an onset for each sound even when
+ * the previous one ended on a non-silent frame.
+ *
  * Onsets are written as text lines to the file or FIFO named by
  * $CLICKSHIM_OUT (opened once, at load time, O_WRONLY|O_APPEND|O_NONBLOCK):
  *
@@ -42,14 +47,31 @@ static int out_fd = -1;
 static int last_silent = 1;
 static const snd_pcm_channel_area_t *mmap_areas;
 
+/* The real libasound function. RTLD_NEXT finds it when libasound is in the
+ * global scope (a program linked against it: tabbard, aplay). A plugin that was
+ * dlopen()ed with RTLD_LOCAL (libcanberra's ALSA backend, inside feedbackd)
+ * brings libasound in its local scope only, where RTLD_NEXT does not look: ask
+ * the already-loaded library directly. */
+static void *real(const char *name) {
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        void *h = dlopen("libasound.so.2", RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            f = dlsym(h, name);
+            dlclose(h);
+        }
+    }
+    return f;
+}
+
 static void resolve(void) {
     if (real_writei) return;
-    real_writei = (writei_fn)dlsym(RTLD_NEXT, "snd_pcm_writei");
-    real_writen = (writen_fn)dlsym(RTLD_NEXT, "snd_pcm_writen");
-    real_mmap_begin = (mmap_begin_fn)dlsym(RTLD_NEXT, "snd_pcm_mmap_begin");
-    real_mmap_commit = (mmap_commit_fn)dlsym(RTLD_NEXT, "snd_pcm_mmap_commit");
-    frames_to_bytes = (bytes_fn)dlsym(RTLD_NEXT, "snd_pcm_frames_to_bytes");
-    samples_to_bytes = (bytes_fn)dlsym(RTLD_NEXT, "snd_pcm_samples_to_bytes");
+    real_writei = (writei_fn)real("snd_pcm_writei");
+    real_writen = (writen_fn)real("snd_pcm_writen");
+    real_mmap_begin = (mmap_begin_fn)real("snd_pcm_mmap_begin");
+    real_mmap_commit = (mmap_commit_fn)real("snd_pcm_mmap_commit");
+    frames_to_bytes = (bytes_fn)real("snd_pcm_frames_to_bytes");
+    samples_to_bytes = (bytes_fn)real("snd_pcm_samples_to_bytes");
 }
 
 __attribute__((constructor)) static void clickshim_init(void) {
@@ -142,4 +164,20 @@ snd_pcm_sframes_t snd_pcm_mmap_commit(snd_pcm_t *pcm, snd_pcm_uframes_t offset, 
     }
     report(t, frames, first);
     return real_mmap_commit(pcm, offset, frames);
+}
+
+typedef int (*pcm_fn)(snd_pcm_t *);
+
+int snd_pcm_close(snd_pcm_t *pcm) {
+    static pcm_fn real_close;
+    if (!real_close) real_close = (pcm_fn)real("snd_pcm_close");
+    last_silent = 1;
+    return real_close(pcm);
+}
+
+int snd_pcm_drop(snd_pcm_t *pcm) {
+    static pcm_fn real_drop;
+    if (!real_drop) real_drop = (pcm_fn)real("snd_pcm_drop");
+    last_silent = 1;
+    return real_drop(pcm);
 }
