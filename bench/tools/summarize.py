@@ -18,6 +18,9 @@ for m in metrics:
         if not t:
             cells.append("")
             continue
+        if not t["tabbard"]:  # reference-only rows (feedbackd)
+            cells.append(t["reference"])
+            continue
         cells.append(t["tabbard"] + (f" ({t['reference']})" if "floor" in t["reference"] or "aplay" in t["reference"] else ""))
         target = t["target"] or target
         if t["verdict"]:
