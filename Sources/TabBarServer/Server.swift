@@ -35,6 +35,8 @@ public final class Server {
     var batch = Batch()
     /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
     var timers: [TimerKey: Int64] = [:]
+    /// Whether `tab.select` lines `FastSelect` recognises skip the `JSON` tree (off only in tests).
+    var fastPath = true
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {

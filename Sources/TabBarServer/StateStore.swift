@@ -120,13 +120,22 @@ final class StateStore {
 
     /// Encodes one change into the pending group; `commit` writes the group.
     func stage(seq: UInt64, method: String, params: JSON?) {
+        if let params, params != .null {
+            stage(seq: seq, method: method) { params.write(into: &$0) }
+        } else {
+            stage(seq: seq, method: method, writeParams: nil)
+        }
+    }
+
+    /// `stage` with the params written by `writeParams` (the byte-level fast path), nil: none.
+    func stage(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?) {
         staged.append(contentsOf: #"{"seq":"#.utf8)
-        staged.append(contentsOf: String(seq).utf8)
+        Wire.writeInt(seq, into: &staged)
         staged.append(contentsOf: #","method":"#.utf8)
         JSON.writeString(method, into: &staged)
-        if let params, params != .null {
+        if let writeParams {
             staged.append(contentsOf: #","params":"#.utf8)
-            params.write(into: &staged)
+            writeParams(&staged)
         }
         staged.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
         stagedCount += 1
@@ -207,6 +216,11 @@ final class StateStore {
         entries = 0
         dirtySinceFsync = false
         lastError = nil
+    }
+
+    /// Closes the journal so that the next commit reopens it (tests make it unwritable).
+    func closeJournalForTests() {
+        if journalFD >= 0 { close(journalFD); journalFD = -1 }
     }
 
     private func openJournal() throws(Errno) {
