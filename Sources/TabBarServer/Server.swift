@@ -187,8 +187,10 @@ public final class Server {
             }
             status.polled(nowNs: now)
         }
-        if store.needsCompaction {
-            do { try store.compact(reducer.state, limits: reducer.limits) } catch {
+        store.finishCompaction(wait: false)
+        if store.needsCompaction && !store.compacting {
+            // In the background: the loop only renames the journal (StateStore.startCompaction).
+            do { try store.startCompaction(reducer.state, limits: reducer.limits) } catch {
                 Log.error("Compacting the state failed; the journal keeps growing", ["error": "\(error)"])
             }
         }
