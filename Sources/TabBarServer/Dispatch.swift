@@ -15,6 +15,10 @@ extension Server {
             return
         case .line(let l): line = l
         }
+        if fastPath, let fast = FastSelect.scan(line, maxIDLength: reducer.limits.maxIDLength) {
+            handleSelect(fast, line, from: c)
+            return
+        }
         let request: Request
         switch Envelope.decode(line) {
         case .failure(let rejection):
@@ -38,6 +42,26 @@ extension Server {
             }
             stats.handling.record(Posix.monotonicNs() &- lineReadNs)
         }
+    }
+
+    /// The byte-level path for a `tab.select` line `FastSelect` recognised: what `handle`
+    /// does for it, without the `JSON` tree of the request, and with the journal's params
+    /// copied from the line. Replies, events, journal lines and state are the same bytes
+    /// as the slow path's (`FastPathTests` run both).
+    func handleSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) {
+        stats.requests += 1
+        let staged = batch.ids.count
+        let id = fast.idJSON(line)
+        let result = applyStateCommand(fast.command, method: "tab.select", params: nil,
+                                       writeParams: { fast.writeParams(line, into: &$0) }, id: id, from: c)
+        if batch.ids.count == staged { commitBatch() }
+        switch result {
+        case .success(let value): Wire.result(id: id, value, into: &c.out)
+        case .failure(let error):
+            stats.errors += 1
+            Wire.error(id: id, error, into: &c.out)
+        }
+        stats.handling.record(Posix.monotonicNs() &- lineReadNs)
     }
 
     /// Runs a request; state commands go through the reducer and the journal.
@@ -103,7 +127,8 @@ extension Server {
     /// published; `commitBatch` writes it — at the end of the read chunk for a client's
     /// request (group commit), at once for anything else (timers) — before any reply
     /// leaves the process, and only then runs its effects.
-    func applyStateCommand(_ command: Command, method: String, params: JSON?, id: JSON? = nil,
+    func applyStateCommand(_ command: Command, method: String, params: JSON?,
+                           writeParams: ((inout [UInt8]) -> Void)? = nil, id: JSON? = nil,
                            from c: Connection? = nil) -> Result<JSON, RPCError> {
         var before = reducer.state
         var outcome = reducer.reduce(command, at: Server.nowMs())
@@ -114,8 +139,12 @@ extension Server {
         }
         if reducer.state.seq != before.seq {
             if !batch.open { batch.begin(state: before, requester: c) }
-            let entry = outcome.journal ?? JournalEntry(method, params)
-            store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
+            if outcome.journal == nil, let writeParams {
+                store.stage(seq: reducer.state.seq, method: method, writeParams: writeParams)
+            } else {
+                let entry = outcome.journal ?? JournalEntry(method, params)
+                store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
+            }
             batch.ids.append(id)
             batch.effects.append(contentsOf: outcome.effects)
             for e in outcome.events { broadcast(e) }

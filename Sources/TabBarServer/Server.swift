@@ -35,6 +35,8 @@ public final class Server {
     var batch = Batch()
     /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
     var timers: [TimerKey: Int64] = [:]
+    /// Whether `tab.select` lines `FastSelect` recognises skip the `JSON` tree (off only in tests).
+    var fastPath = true
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
@@ -185,8 +187,10 @@ public final class Server {
             }
             status.polled(nowNs: now)
         }
-        if store.needsCompaction {
-            do { try store.compact(reducer.state, limits: reducer.limits) } catch {
+        store.finishCompaction(wait: false)
+        if store.needsCompaction && !store.compacting {
+            // In the background: the loop only renames the journal (StateStore.startCompaction).
+            do { try store.startCompaction(reducer.state, limits: reducer.limits) } catch {
                 Log.error("Compacting the state failed; the journal keeps growing", ["error": "\(error)"])
             }
         }

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import Synchronization
 import TabBarCore
 
 /// Durable state: a snapshot (`state.json`) plus an append-only journal
@@ -10,6 +11,15 @@ import TabBarCore
 /// The journal is fsync'ed at most `fsyncIntervalMs` after a change (0: at
 /// once), and compacted into a new snapshot (temp + fsync + rename + dir
 /// fsync) every `compactEvery` entries and at shutdown.
+///
+/// Compaction while serving (`startCompaction`) keeps the fsyncs off the state
+/// loop: the loop renames the journal to `state.json.journal.1` and goes on
+/// appending to a new, empty journal; a helper thread fsyncs the old journal,
+/// writes the snapshot of the state as it was at the rename (temp + fsync +
+/// rename + dir fsync) and only then deletes `journal.1`. Every change is
+/// therefore always in the snapshot, in `journal.1` or in the journal, and
+/// `load` replays `journal.1` before the journal (entries the snapshot already
+/// holds are skipped by their seq).
 final class StateStore {
     let snapshotPath: String
     let journalPath: String
@@ -25,9 +35,15 @@ final class StateStore {
     private(set) var stagedCount = 0
     private(set) var appends = 0
 
+    /// The journal being compacted into a snapshot by the helper thread (see above).
+    let oldJournalPath: String
+    /// The compaction running on the helper thread, if any.
+    private var job: CompactionJob?
+
     init(path: String, compactEvery: Int, fsyncIntervalMs: Int) {
         snapshotPath = path
         journalPath = path + ".journal"
+        oldJournalPath = path + ".journal.1"
         self.compactEvery = compactEvery
         self.fsyncIntervalMs = fsyncIntervalMs
         staged.reserveCapacity(4096)
@@ -57,9 +73,10 @@ final class StateStore {
                 reducer.state = initial
             }
         }
-        // Replay the journal.
+        // Replay the journals: the one a compaction was interrupted in, then the current one.
         var replayed = 0
-        if let bytes = try Posix.readFile(journalPath) {
+        for path in [oldJournalPath, journalPath] {
+        if let bytes = try Posix.readFile(path) {
             var framer = LineFramer(maxLine: 1 << 24)
             var bad: String?
             var good = 0
@@ -86,11 +103,12 @@ final class StateStore {
             }
             let torn = !framer.pending.isEmpty
             if let bad {
-                let aside = moveAside(journalPath, copy: true)
-                Log.error("State journal is corrupt after \(good) good entries; kept those, copied the file aside", ["file": journalPath, "copy": aside, "reason": bad])
+                let aside = moveAside(path, copy: true)
+                Log.error("State journal is corrupt after \(good) good entries; kept those, copied the file aside", ["file": path, "copy": aside, "reason": bad])
             } else if torn {
-                Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": journalPath])
+                Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": path])
             }
+        }
         }
         reducer.state.highlighted = nil
         reducer.state.visibility.phase = .idle
@@ -120,13 +138,22 @@ final class StateStore {
 
     /// Encodes one change into the pending group; `commit` writes the group.
     func stage(seq: UInt64, method: String, params: JSON?) {
+        if let params, params != .null {
+            stage(seq: seq, method: method) { params.write(into: &$0) }
+        } else {
+            stage(seq: seq, method: method, writeParams: nil)
+        }
+    }
+
+    /// `stage` with the params written by `writeParams` (the byte-level fast path), nil: none.
+    func stage(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?) {
         staged.append(contentsOf: #"{"seq":"#.utf8)
-        staged.append(contentsOf: String(seq).utf8)
+        Wire.writeInt(seq, into: &staged)
         staged.append(contentsOf: #","method":"#.utf8)
         JSON.writeString(method, into: &staged)
-        if let params, params != .null {
+        if let writeParams {
             staged.append(contentsOf: #","params":"#.utf8)
-            params.write(into: &staged)
+            writeParams(&staged)
         }
         staged.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
         stagedCount += 1
@@ -179,28 +206,17 @@ final class StateStore {
 
     var needsCompaction: Bool { entries >= compactEvery }
 
-    /// Writes a snapshot of `state` atomically and empties the journal.
+    /// Writes a snapshot of `state` atomically and empties the journal (on the
+    /// calling thread: at start-up, at shutdown, and when a background compaction
+    /// cannot start).
     func compact(_ state: BarState, limits: Limits) throws(Errno) {
-        let doc: JSON = .obj(["version": .int(1), "seq": .int(state.seq), "state": state.json(limits: limits)])
-        var bytes = doc.encoded()
-        bytes.append(0x0A)
-        let tmp = snapshotPath + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if fd < 0 { let e = Errno(); lastError = "cannot write \(tmp): \(e)"; throw e }
-        do {
-            try Posix.writeAll(fd, bytes)
-            try Posix.retry { fsync(fd) }
-        } catch {
-            close(fd)
-            unlink(tmp)
-            lastError = "cannot write \(tmp): \(error)"
-            throw error
+        finishCompaction(wait: true)
+        if let (e, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
+            lastError = message
+            throw e
         }
-        close(fd)
-        if rename(tmp, snapshotPath) != 0 { let e = Errno(); lastError = "cannot rename \(tmp): \(e)"; throw e }
-        let dir = open(Posix.dirname(snapshotPath), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
         // The snapshot now holds everything: start an empty journal.
+        unlink(oldJournalPath)
         if journalFD >= 0 { close(journalFD); journalFD = -1 }
         let j = open(journalPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if j >= 0 { close(j) }
@@ -209,9 +225,145 @@ final class StateStore {
         lastError = nil
     }
 
+    /// Closes the journal so that the next commit reopens it (tests make it unwritable).
+    func closeJournalForTests() {
+        if journalFD >= 0 { close(journalFD); journalFD = -1 }
+    }
+
+    /// Writes `{"version":1,"seq":…,"state":…}` to `path` atomically and durably
+    /// (temp + fsync + rename + dir fsync). Safe on any thread. Returns nil, or the error and its message.
+    static func writeSnapshot(_ state: BarState, limits: Limits, to path: String) -> (Errno, String)? {
+        let doc: JSON = .obj(["version": .int(1), "seq": .int(state.seq), "state": state.json(limits: limits)])
+        var bytes = doc.encoded()
+        bytes.append(0x0A)
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0 { let e = Errno(); return (e, "cannot write \(tmp): \(e)") }
+        do throws(Errno) {
+            try Posix.writeAll(fd, bytes)
+            _ = try Posix.retry { fsync(fd) }
+        } catch {
+            close(fd)
+            unlink(tmp)
+            return (error, "cannot write \(tmp): \(error)")
+        }
+        close(fd)
+        if rename(tmp, path) != 0 { let e = Errno(); return (e, "cannot rename \(tmp): \(e)") }
+        let dir = open(Posix.dirname(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
+        return nil
+    }
+
+    /// Whether a background compaction is running.
+    var compacting: Bool { job != nil }
+
+    /// Starts compacting in the background (see the type's comment): call between
+    /// commits (nothing staged). Falls back to `compact` on this thread when the
+    /// journal cannot be rotated. Returns at once.
+    func startCompaction(_ state: BarState, limits: Limits) throws(Errno) {
+        finishCompaction(wait: false)
+        guard job == nil, stagedCount == 0 else { return }
+        // A journal.1 left by a failed compaction: only a snapshot taken here may remove it.
+        if access(oldJournalPath, F_OK) == 0 || journalFD < 0 {
+            try compact(state, limits: limits)
+            return
+        }
+        if rename(journalPath, oldJournalPath) != 0 {
+            try compact(state, limits: limits)
+            return
+        }
+        let job = CompactionJob(state: state, limits: limits, snapshotPath: snapshotPath,
+                                oldJournalPath: oldJournalPath, oldJournalFD: journalFD)
+        journalFD = -1
+        entries = 0
+        dirtySinceFsync = false
+        do throws(Errno) {
+            try openJournal()
+        } catch {
+            // The next commit retries opening it (and fails the group if it cannot).
+        }
+        if job.start() {
+            self.job = job
+        } else {
+            job.run()
+            report(job)
+        }
+    }
+
+    /// Collects a finished background compaction (or waits for it with `wait`).
+    func finishCompaction(wait: Bool) {
+        guard let job, wait || job.done.load(ordering: .acquiring) else { return }
+        job.join()
+        self.job = nil
+        report(job)
+    }
+
+    private func report(_ job: CompactionJob) {
+        if let e = job.error {
+            lastError = e
+            Log.error("Compacting the state failed; the journal keeps growing", ["error": e])
+        } else {
+            lastError = nil
+        }
+    }
+
     private func openJournal() throws(Errno) {
         let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; throw e }
         journalFD = fd
+    }
+}
+
+/// One background compaction (`StateStore.startCompaction`): fsync the rotated
+/// journal, write the snapshot, then delete the rotated journal.
+final class CompactionJob: @unchecked Sendable {
+    let state: BarState
+    let limits: Limits
+    let snapshotPath: String
+    let oldJournalPath: String
+    let oldJournalFD: Int32
+    /// Set by the helper thread when it is done; `error` is readable after that.
+    let done = Atomic<Bool>(false)
+    private(set) var error: String?
+    private var thread: pthread_t?
+
+    init(state: BarState, limits: Limits, snapshotPath: String, oldJournalPath: String, oldJournalFD: Int32) {
+        self.state = state
+        self.limits = limits
+        self.snapshotPath = snapshotPath
+        self.oldJournalPath = oldJournalPath
+        self.oldJournalFD = oldJournalFD
+    }
+
+    func start() -> Bool {
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let r = pthread_create(&tid, nil, { arg in
+            let job = Unmanaged<CompactionJob>.fromOpaque(arg!).takeRetainedValue()
+            job.run()
+            return nil
+        }, box.toOpaque())
+        if r != 0 { box.release(); return false }
+        thread = tid
+        return true
+    }
+
+    func run() {
+        if oldJournalFD >= 0 {
+            fdatasync(oldJournalFD)
+            close(oldJournalFD)
+        }
+        if let (_, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
+            error = message
+        } else {
+            // The snapshot holds every entry of the rotated journal now.
+            unlink(oldJournalPath)
+        }
+        done.store(true, ordering: .releasing)
+    }
+
+    func join() {
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
     }
 }
