@@ -438,6 +438,8 @@ public final class AudioEngine: @unchecked Sendable {
             if let s = mixer.voices[i].sound { finishedReport(s) }
             mixer.voices[i].sound = nil
         }
+        dropCommands()
+        signalReports()
         setState("unavailable", reason: reason)
         return .unavailable
     }
@@ -464,7 +466,15 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     private func dropCommands() {
-        while let c = commands.pop() { finishedReport(c.sound) }
+        var dropped = false
+        while let c = commands.pop() { finishedReport(c.sound); dropped = true }
+        if dropped { signalReports() }
+    }
+
+    /// Makes `reportFD` readable so the state loop drains (and releases) what was pushed.
+    private func signalReports() {
+        var one: UInt64 = 1
+        _ = Glibc.write(reportEventFD, &one, 8)
     }
 
     /// Hands a sound reference back to the state loop to release (or releases it here).
