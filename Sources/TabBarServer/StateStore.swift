@@ -41,12 +41,7 @@ final class StateStore {
         var restoredFrom = "built-in default bar"
         if let bytes = try Posix.readFile(snapshotPath) {
             do {
-                let doc = try JSON.parse(bytes)
-                guard let seq = doc["seq"]?.intValue, seq >= 0, let st = doc["state"] else {
-                    throw RPCError.invalidParams("seq", "the snapshot has no seq or state")
-                }
-                reducer.state = try BarState.decode(st, seq: UInt64(seq), limits: limits)
-                if let e = Reducer.validate(reducer.state.items, limits: limits) { throw e }
+                reducer.state = try Persistence.decodeSnapshot(bytes, limits: limits)
                 restoredFrom = snapshotPath
             } catch {
                 let aside = moveAside(snapshotPath)
@@ -54,46 +49,47 @@ final class StateStore {
                 reducer.state = initial
             }
         }
-        // Replay the journal.
+        // Replay the journal, streamed (it may be larger than memory allows to read at once).
         var replayed = 0
-        if let bytes = try Posix.readFile(journalPath) {
-            var framer = LineFramer(maxLine: 1 << 24)
-            var bad: String?
-            var good = 0
-            framer.feed(bytes) { unit in
-                guard bad == nil else { return }
-                guard case .line(let l) = unit else { bad = "overlong line"; return }
-                do {
-                    let entry = try JSON.parse(l)
-                    guard let seq = entry["seq"]?.intValue, let method = entry["method"]?.stringValue else {
-                        bad = "entry without seq or method"
-                        return
-                    }
-                    good += 1
-                    if UInt64(seq) <= reducer.state.seq { return }  // already in the snapshot
-                    let req = Request(id: .null, method: method, params: entry["params"])
-                    if case .success(let cmd) = Methods.command(for: req, limits: limits) {
-                        _ = reducer.reduce(cmd)
-                    }
-                    reducer.state.seq = UInt64(seq)
-                    replayed += 1
-                } catch {
-                    bad = "\(error)"
+        var goodPrefix: Int?
+        let fd = open(journalPath, O_RDONLY | O_CLOEXEC)
+        if fd < 0 && errno != ENOENT { throw Errno() }
+        if fd >= 0 {
+            defer { close(fd) }
+            var st = stat()
+            if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+                Log.error("State journal is not a regular file; ignored its contents", ["file": journalPath])
+            } else {
+                var replayer = Persistence.Replayer(reducer)
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                while replayer.bad == nil {
+                    let n = try Posix.retry { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+                    if n == 0 { break }
+                    chunk.withUnsafeBufferPointer { replayer.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+                }
+                reducer = replayer.reducer
+                replayed = replayer.applied
+                if let bad = replayer.bad {
+                    let aside = moveAside(journalPath, copy: true)
+                    Log.error("State journal is corrupt after \(replayer.good) good entries; kept those, copied the file aside", ["file": journalPath, "copy": aside, "reason": bad])
+                    goodPrefix = replayer.goodBytes
+                } else if replayer.torn {
+                    Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": journalPath])
+                    goodPrefix = replayer.goodBytes
                 }
             }
-            let torn = !framer.pending.isEmpty
-            if let bad {
-                let aside = moveAside(journalPath, copy: true)
-                Log.error("State journal is corrupt after \(good) good entries; kept those, copied the file aside", ["file": journalPath, "copy": aside, "reason": bad])
-            } else if torn {
-                Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": journalPath])
-            }
         }
-        reducer.state.highlighted = nil
-        reducer.state.visibility.phase = .idle
+        reducer.state = Persistence.restored(reducer.state)
         if replayed > 0 { restoredFrom += " + \(replayed) journal entries" }
         Log.info("State restored", ["from": restoredFrom, "seq": String(reducer.state.seq)])
-        try compact(reducer.state, limits: limits)
+        do {
+            try compact(reducer.state, limits: limits)
+        } catch {
+            // No snapshot now (a full disk, say): serve anyway from the journal as it is,
+            // cut back to its good prefix so that new entries are not appended after a bad one.
+            if let goodPrefix { _ = truncate(journalPath, off_t(goodPrefix)) }
+            Log.error("Could not write a snapshot at start; serving anyway, the journal keeps every change", ["file": snapshotPath, "error": "\(error)"])
+        }
         return reducer
     }
 
@@ -113,15 +109,7 @@ final class StateStore {
     func append(seq: UInt64, method: String, params: JSON?) throws(Errno) {
         if journalFD < 0 { try openJournal() }
         line.removeAll(keepingCapacity: true)
-        line.append(contentsOf: #"{"seq":"#.utf8)
-        line.append(contentsOf: String(seq).utf8)
-        line.append(contentsOf: #","method":"#.utf8)
-        JSON.writeString(method, into: &line)
-        if let params, params != .null {
-            line.append(contentsOf: #","params":"#.utf8)
-            params.write(into: &line)
-        }
-        line.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        Persistence.journalLine(seq: seq, method: method, params: params, into: &line)
         do throws(Errno) {
             let n = try Posix.retry { line.withUnsafeBytes { write(journalFD, $0.baseAddress, $0.count) } }
             if n != line.count {
@@ -161,9 +149,7 @@ final class StateStore {
 
     /// Writes a snapshot of `state` atomically and empties the journal.
     func compact(_ state: BarState, limits: Limits) throws(Errno) {
-        let doc: JSON = .obj(["version": .int(1), "seq": .int(state.seq), "state": state.json(limits: limits)])
-        var bytes = doc.encoded()
-        bytes.append(0x0A)
+        let bytes = Persistence.snapshot(state, limits: limits)
         let tmp = snapshotPath + ".tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 { let e = Errno(); lastError = "cannot write \(tmp): \(e)"; throw e }
