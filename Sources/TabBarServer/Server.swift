@@ -185,6 +185,7 @@ public final class Server {
                 Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])
                 continue
             }
+            if conns.count >= config.maxClients { reapHungUp(now: now) }
             if conns.count >= config.maxClients {
                 stats.connectionsRefused += 1
                 refuse(fd, .limitExceeded("Too many clients (max_clients = \(config.maxClients)); try again later."))
@@ -204,6 +205,18 @@ public final class Server {
             markDirty(c)
             Log.debug("Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)])
         }
+    }
+
+    /// At the limit, clients that already hung up still hold their slots until their EOF
+    /// is read in a later loop turn; a burst of connect-and-vanish clients would then
+    /// lock out everyone else. Read those EOFs now (answering any last line as usual).
+    func reapHungUp(now: UInt64) {
+        var fds = conns.values.map { pollfd(fd: $0.fd, events: Int16(POLLIN) | 0x2000 /* POLLRDHUP */, revents: 0) }
+        guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
+        for p in fds where p.revents & (Int16(POLLHUP) | Int16(POLLERR) | 0x2000) != 0 {
+            if let c = conns[p.fd] { readFrom(c, now: now) }
+        }
+        flushDirty(now: now)
     }
 
     func allowed(uid: UInt32, gid: UInt32) -> Bool {

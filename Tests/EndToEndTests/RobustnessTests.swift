@@ -322,6 +322,22 @@ enum HostileRows {
         }
     }
 
+    /// 500 clients that connect and leave at once, without reading the hello, then a
+    /// real client: it is served (the vanished ones do not hold slots: none is refused).
+    @Test func connectAndVanish() throws {
+        let arena = try Arena()
+        defer { arena.stop() }
+        for _ in 0..<500 { close(try connectSocket(arena.socket)) }
+        let real = try RawClient(path: arena.socket)
+        #expect(try real.call("ping")["result"] == .obj([:]))
+        try waitUntil("500 more connections handled") {
+            let s = try arena.stats()
+            return s["clients"]?.intValue == 3 && (s["connections_total"]?.intValue ?? 0) >= 503
+        }
+        #expect(try arena.stats()["connections_refused"] == .int(0))
+        try arena.expectUntouched()
+    }
+
     /// 10 MB without a newline: one `line_too_long` (sent as soon as the limit is
     /// passed), the rest discarded without being stored, then the connection works.
     @Test func tenMegabytesWithoutANewline() throws {
