@@ -10,7 +10,7 @@ SHAREDIR = $(DESTDIR)$(PREFIX)/share/tabbard
 DOCDIR   = $(DESTDIR)$(PREFIX)/share/doc/tabbard
 
 # Debian packages the build, the tests and the benchmarks use.
-APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev alsa-utils sox socat systemd python3 procps
+APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps
 
 .PHONY: all deps build release run test test-swift test-contract test-units install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
 

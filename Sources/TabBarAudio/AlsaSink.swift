@@ -7,13 +7,13 @@ import Synchronization
 public enum AlsaErrorLog {
     private static let target = Mutex<AudioLog?>(nil)
 
-    /// Installs `log` as the receiver of alsa-lib's messages (at warning level).
+    /// Installs `log` as the receiver of alsa-lib's messages, at debug level: the sink logs its own one-line summary of any failure.
     public static func route(to log: AudioLog?) {
         target.withLock { $0 = log }
         tabbard_alsa_route_errors { line in
             guard let line else { return }
             let text = String(cString: line)
-            AlsaErrorLog.target.withLock { $0 }?(.warning, "alsa-lib: \(text)")
+            AlsaErrorLog.target.withLock { $0 }?(.debug, "alsa-lib: \(text)")
         }
     }
 }
@@ -220,6 +220,14 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         let bufferNs = UInt64(bufferFrames) * 1_000_000_000 / UInt64(format.rate)
         var t = bufferNs * 2
         if let limit = timeoutNanos { t = min(t, limit) }
+        if lowWater > bufferFrames - periodFrames {
+            // Wanted sooner than avail_min wakes poll: sleep until that many frames have played.
+            let avail = snd_pcm_avail_update(pcm)
+            if avail >= 0 {
+                let excess = max(bufferFrames - Int(avail) - lowWater, 0)
+                t = min(t, UInt64(excess) * 1_000_000_000 / UInt64(format.rate))
+            }
+        }
         let r = retryEINTR { tabbard_ppoll(fds, UInt(pcmFDCount + 1), Int64(t)) }
         if r < 0 { throw AudioError.system(call: "ppoll", errno: errno) }
         let woken = (fds[0].revents & Int16(POLLIN)) != 0

@@ -495,7 +495,9 @@ public final class AudioEngine: @unchecked Sendable {
                 return monotonicNanos()
             }
         }
-        let woken = try sink.wait(lowWater: lowWater, wakeFD: wakeFD, timeoutNanos: nil)
+        // A voice waiting for room only needs one small chunk of it.
+        let wake = hasNew ? max(sink.bufferFrames - urgentChunk, lowWater) : lowWater
+        let woken = try sink.wait(lowWater: wake, wakeFD: wakeFD, timeoutNanos: nil)
         if woken { resetWake() }
         return monotonicNanos()
     }

@@ -31,7 +31,10 @@ extension Layout {
     }
 
     /// What a point hits: the item index, or nil; `consumed` tells whether the
-    /// bar swallowed the touch (false means it passes through to content).
+    /// bar swallowed the touch (false means it passes through to content). A point on
+    /// the bar's own rectangle that hits no item (the safe area, the row below a round
+    /// center button) is swallowed by the bar's background; above the bar only the
+    /// center item's shape counts (its box corners swallow only when asked).
     public func hitTest(x: Double, y: Double, items: [Item], swallowCenterCorners: Bool = false)
         -> (index: Int?, consumed: Bool)
     {
@@ -54,6 +57,7 @@ extension Layout {
             let f = frames[k]
             if x >= f.x, x < f.x + f.w, y >= f.y, y < f.y + f.h { return (k, true) }
         }
+        if x >= 0, x < width, y >= 0, y < height { return (nil, true) }
         return (nil, false)
     }
 }

@@ -15,23 +15,37 @@ public enum Command: Equatable, Sendable {
     case ping
     case stateGet
     /// `items` nil: a layout-only update. `badgeGiven[k]`: item k names its badge (else it keeps its old one).
-    case configure(items: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?)
+    case configure(items: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?, settings: Params? = nil)
     case select(TabRef, ifSeq: Int?, source: Source)
     case actionTrigger(String, source: Source)
     case actionFinish(String)
-    case badgeSet(String, Badge?)
+    case badgeSet(String, BadgeUpdate)
     case badgeClear(String)
     case feedbackSet(profile: FeedbackProfile?, volume: Double?)
     case soundPlay(String)
     case soundList
+    case soundReload
     case subscribe(topics: [String]?)
     case unsubscribe
     case statsGet
+    /// A finger on the bar, in bar coordinates; `touchID` names the sequence (down…up/cancel).
+    case touch(TouchPhase, x: Double, y: Double, touchID: Int?)
+    case highlight(String, HighlightPhase)
+    case setHidden(Bool, reason: HideReason, animated: Bool)
+    case navPush(hidesBar: Bool)
+    case navPop
+    case scroll(dy: Double)
+    case animationBegin(kind: String, tab: String?, durationMs: Int)
+    case animationEnd(id: Int, reason: AnimationEndReason)
+    /// A timer the reducer asked for (`Effect.timer`) is due; sent by the server's loop, never by clients.
+    case timerFired(TimerKey)
 
     /// Whether the reducer may change the state for this command (the others are served by the server).
     public var isStateCommand: Bool {
         switch self {
-        case .configure, .select, .actionTrigger, .actionFinish, .badgeSet, .badgeClear, .feedbackSet: return true
+        case .configure, .select, .actionTrigger, .actionFinish, .badgeSet, .badgeClear, .feedbackSet,
+             .touch, .highlight, .setHidden, .navPush, .navPop, .scroll, .animationBegin, .animationEnd, .timerFired:
+            return true
         default: return false
         }
     }
@@ -49,11 +63,14 @@ public struct MethodSpec: Sendable {
 
 /// Every method, declared once. Unknown methods and bad params get uniform errors.
 public enum Methods {
-    public static let all: [MethodSpec] = [
+    /// Every method: the foundation's and those of touch, visibility and animation (`StyleMethods.swift`).
+    public static let all: [MethodSpec] = core + styles
+
+    static let core: [MethodSpec] = [
         MethodSpec(name: "ping") { p, _ throws(RPCError) in try p.only([]); return .ping },
         MethodSpec(name: "state.get") { p, _ throws(RPCError) in try p.only([]); return .stateGet },
         MethodSpec(name: "bar.configure") { p, limits throws(RPCError) in
-            try p.only(["items", "selected", "layout"])
+            try p.only(["items", "selected", "layout", "settings"])
             var items: [Item]?
             var badgeGiven: [Bool] = []
             if let list = try p.array("items") {
@@ -63,15 +80,17 @@ public enum Methods {
                 var decoded: [Item] = []
                 for (k, j) in list.enumerated() {
                     decoded.append(try Item.decode(j, at: k, limits: limits))
-                    badgeGiven.append(j["badge"] != nil)
+                    badgeGiven.append(j["badge"] != nil || j["hidden_badge"] != nil)
                 }
                 items = decoded
             }
             let layout = try p.object("layout")
-            if items == nil && layout == nil {
-                throw .invalidParams("items", "Missing field \"items\" (an array of items); give \"items\", \"layout\" or both.")
+            let settings = try p.object("settings")
+            if items == nil && layout == nil && settings == nil {
+                throw .invalidParams("items", "Missing field \"items\" (an array of items); give \"items\", \"layout\", \"settings\" or any of them.")
             }
-            return .configure(items: items, badgeGiven: badgeGiven, selected: try p.id("selected", maxLength: limits.maxIDLength), layout: layout)
+            return .configure(items: items, badgeGiven: badgeGiven, selected: try p.id("selected", maxLength: limits.maxIDLength),
+                              layout: layout, settings: settings)
         },
         MethodSpec(name: "tab.select") { p, limits throws(RPCError) in
             try p.only(["tab", "index", "if_seq", "source"])
@@ -95,9 +114,14 @@ public enum Methods {
             return .actionFinish(try p.requiredID("tab", maxLength: limits.maxIDLength))
         },
         MethodSpec(name: "badge.set") { p, limits throws(RPCError) in
-            try p.only(["tab", "count", "text", "dot"])
+            try p.only(["tab", "count", "text", "dot", "hidden"])
             let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
-            return .badgeSet(tab, try Badge.decode(p, limits: limits))
+            let hidden = try p.bool("hidden")
+            if hidden != nil && !["count", "text", "dot"].contains(where: { p.has($0) }) {
+                return .badgeSet(tab, BadgeUpdate(value: .keep, hidden: hidden))
+            }
+            let badge = try Badge.decode(p, limits: limits)
+            return .badgeSet(tab, BadgeUpdate(value: badge.map { .set($0) } ?? .remove, hidden: hidden))
         },
         MethodSpec(name: "badge.clear") { p, limits throws(RPCError) in
             try p.only(["tab"])
@@ -117,6 +141,7 @@ public enum Methods {
             return .soundPlay(try p.requiredString("name", maxLength: 256))
         },
         MethodSpec(name: "sound.list") { p, _ throws(RPCError) in try p.only([]); return .soundList },
+        MethodSpec(name: "sound.reload") { p, _ throws(RPCError) in try p.only([]); return .soundReload },
         MethodSpec(name: "subscribe") { p, _ throws(RPCError) in
             try p.only(["topics"])
             guard let list = try p.array("topics") else { return .subscribe(topics: nil) }

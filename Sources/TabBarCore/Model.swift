@@ -47,10 +47,15 @@ public struct Item: Equatable, Sendable {
     public var action: String?
     public var morph: Morph?
     public var badge: Badge?
+    /// The badge keeps its value but is not shown (`badge.set {"hidden":true}`).
+    public var badgeHidden: Bool
+    /// This item's animation style; nil: the bar's (`settings.animation`).
+    public var animation: AnimationStyle?
 
     public init(id: String, title: String? = nil, kind: ItemKind = .tab, enabled: Bool = true,
                 icon: String? = nil, selectedIcon: String? = nil, sound: String? = nil,
-                action: String? = nil, morph: Morph? = nil, badge: Badge? = nil) {
+                action: String? = nil, morph: Morph? = nil, badge: Badge? = nil,
+                badgeHidden: Bool = false, animation: AnimationStyle? = nil) {
         self.id = id
         self.title = title ?? id
         self.kind = kind
@@ -61,7 +66,12 @@ public struct Item: Equatable, Sendable {
         self.action = action
         self.morph = morph
         self.badge = badge
+        self.badgeHidden = badgeHidden
+        self.animation = animation
     }
+
+    /// The badge front ends show: nil while hidden.
+    public var visibleBadge: Badge? { badgeHidden ? nil : badge }
 
     /// Whether `tab.select` may select this item.
     public var isSelectable: Bool { kind == .tab && enabled }
@@ -132,12 +142,27 @@ public enum HideReason: String, Equatable, Sendable, CaseIterable {
 
 /// Whether the bar is shown, and why not.
 public struct Visibility: Equatable, Sendable {
+    /// Every reason that holds, in the order explicit, push, scroll.
     public var reasons: [HideReason]
     public var phase: VisibilityPhase
+    /// Pushed screens, bottom first: whether each one hides the bar (`nav.push`).
+    public var navStack: [Bool]
+    /// The `push` reason was set directly with `bar.set_hidden {"reason":"push"}`.
+    public var pushHold: Bool
+    /// The running show/hide animation: when it started (ms, the reducer's clock),
+    /// how long it takes, and how far hidden the bar was when it started (0 shown … 1 hidden).
+    public var phaseStartMs: Int64
+    public var phaseDurationMs: Int
+    public var phaseFrom: Double
     public var hidden: Bool { !reasons.isEmpty }
-    public init(reasons: [HideReason] = [], phase: VisibilityPhase = .idle) {
+    public init(reasons: [HideReason] = [], phase: VisibilityPhase = .idle, navStack: [Bool] = [], pushHold: Bool = false) {
         self.reasons = reasons
         self.phase = phase
+        self.navStack = navStack
+        self.pushHold = pushHold
+        phaseStartMs = 0
+        phaseDurationMs = 0
+        phaseFrom = reasons.isEmpty ? 0 : 1
     }
 }
 
@@ -171,10 +196,15 @@ public struct BarState: Equatable, Sendable {
     public var visibility: Visibility
     public var layout: Layout
     public var feedback: Feedback
+    /// Bar-level behaviour: commit on down/up, center corners, animation, badges, scroll, hide duration.
+    public var settings: BarSettings
+    /// Animations front ends reported with `animation.begin` that have not ended.
+    public var animations: [ActiveAnimation]
 
     public init(seq: UInt64 = 0, items: [Item], selected: String? = nil, previous: String? = nil,
                 highlighted: String? = nil, activeAction: String? = nil, visibility: Visibility = Visibility(),
-                layout: Layout = Layout(), feedback: Feedback = Feedback()) {
+                layout: Layout = Layout(), feedback: Feedback = Feedback(), settings: BarSettings = BarSettings(),
+                animations: [ActiveAnimation] = []) {
         self.seq = seq
         self.items = items
         self.selected = selected
@@ -184,6 +214,8 @@ public struct BarState: Equatable, Sendable {
         self.visibility = visibility
         self.layout = layout
         self.feedback = feedback
+        self.settings = settings
+        self.animations = animations
     }
 
     /// The built-in bar: home, nearby, a raised center "post" button, chat, me.

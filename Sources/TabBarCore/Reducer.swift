@@ -12,11 +12,18 @@ public struct Event: Equatable, Sendable {
 public enum Effect: Equatable, Sendable {
     /// Play sound `name` at `gain` (0…1, master volume and profile applied).
     case play(name: String, gain: Double, trigger: SoundTrigger)
+    /// Send `Command.timerFired(key)` back at `atMs` (the clock `reduce(_:at:)` is given);
+    /// replaces a pending timer with the same key.
+    case timer(TimerKey, atMs: Int64)
+    /// Forget the pending timer with this key.
+    case cancelTimer(TimerKey)
 }
 
 /// What caused a sound, for the per-event sound map. Wire strings as the cases.
 public enum SoundTrigger: String, Equatable, Sendable {
     case select, reselect, action, center, badge, visibility
+    /// A front end's animation (`animation.begin`) of a kind with a bound sound.
+    case animation
 }
 
 /// Which sound each kind of user event plays (nil: none).
@@ -32,16 +39,30 @@ public struct SoundMap: Equatable, Sendable {
     public init() {}
 }
 
+/// What the journal records for a change instead of the request as received
+/// (for example a `scroll` that hid the bar is recorded as the `bar.set_hidden` it amounted to).
+public struct JournalEntry: Equatable, Sendable {
+    public var method: String
+    public var params: JSON?
+    public init(_ method: String, _ params: JSON?) {
+        self.method = method
+        self.params = params
+    }
+}
+
 /// The result of one command: the reply, the events to publish, the effects to run.
 public struct Outcome: Equatable, Sendable {
     public var reply: Result<JSON, RPCError>
     public var events: [Event]
     public var effects: [Effect]
+    /// When the change is to be journaled differently from its request (nil: as received).
+    public var journal: JournalEntry?
 
-    public init(reply: Result<JSON, RPCError>, events: [Event] = [], effects: [Effect] = []) {
+    public init(reply: Result<JSON, RPCError>, events: [Event] = [], effects: [Effect] = [], journal: JournalEntry? = nil) {
         self.reply = reply
         self.events = events
         self.effects = effects
+        self.journal = journal
     }
 
     static func fail(_ e: RPCError) -> Outcome { Outcome(reply: .failure(e)) }
@@ -54,6 +75,12 @@ public struct Reducer: Sendable {
     public var state: BarState
     public var limits: Limits
     public var sounds: SoundMap
+    /// When the command being reduced happened: ms on the caller's monotonic clock.
+    public private(set) var now: Int64 = 0
+    /// The finger on the bar and the touch ids already seen (not persisted).
+    var touch = TouchTracker()
+    /// Points scrolled in the current direction since the last change (not persisted).
+    var scrollTravel: Double = 0
 
     public init(state: BarState = .defaultBar, limits: Limits = Limits(), sounds: SoundMap = SoundMap()) {
         self.state = state
@@ -63,23 +90,59 @@ public struct Reducer: Sendable {
 
     var seqJSON: JSON { .int(state.seq) }
 
-    /// Applies a state command. Non-state commands are the server's and answer `internal_error`.
-    public mutating func reduce(_ command: Command) -> Outcome {
+    /// Badge display limits with the bar's `max_count` / `max_chars` applied.
+    var displayLimits: Limits { state.settings.effective(limits) }
+
+    /// Forgets what only lives while the daemon runs (touch, highlight, animation phases,
+    /// front-end animations); called once the state is restored, before serving.
+    public mutating func settle() {
+        touch = TouchTracker()
+        scrollTravel = 0
+        state.highlighted = nil
+        state.animations = []
+        state.visibility.settle()
+    }
+
+    /// Applies a state command at time `now` (ms, monotonic; only differences matter).
+    /// Non-state commands are the server's and answer `internal_error`.
+    public mutating func reduce(_ command: Command, at now: Int64 = 0) -> Outcome {
+        self.now = now
         switch command {
         case .stateGet:
             return Outcome(reply: .success(.obj(["seq": seqJSON, "state": state.json(limits: limits)])))
-        case let .configure(items, badgeGiven, selected, layout):
-            return configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout)
+        case let .configure(items, badgeGiven, selected, layout, settings):
+            return configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings)
         case let .select(ref, ifSeq, source):
             return select(ref, ifSeq: ifSeq, source: source)
         case let .actionTrigger(tab, source):
             return actionTrigger(tab, source: source)
         case let .actionFinish(tab):
             return actionFinish(tab)
-        case let .badgeSet(tab, badge):
-            return setBadge(tab, badge)
+        case let .badgeSet(tab, update):
+            return setBadge(tab, update)
         case let .badgeClear(tab):
-            return setBadge(tab, nil, clearing: true)
+            return setBadge(tab, BadgeUpdate(value: .remove, hidden: false), clearing: true)
+        case let .touch(phase, x, y, touchID):
+            return touch(phase, x: x, y: y, touchID: touchID)
+        case let .highlight(tab, phase):
+            return highlight(tab, phase)
+        case let .setHidden(hidden, reason, animated):
+            return setHidden(hidden, reason: reason, animated: animated)
+        case let .navPush(hidesBar):
+            return navPush(hidesBar: hidesBar)
+        case .navPop:
+            return navPop()
+        case let .scroll(dy):
+            return scroll(dy: dy)
+        case let .animationBegin(kind, tab, durationMs):
+            return animationBegin(kind: kind, tab: tab, durationMs: durationMs)
+        case let .animationEnd(id, reason):
+            return animationEnd(id: id, reason: reason)
+        case let .timerFired(key):
+            switch key {
+            case .visibility: return visibilityTimerFired()
+            case .animation(let id): return animationTimerFired(id)
+            }
         case let .feedbackSet(profile, volume):
             var f = state.feedback
             if let profile { f.profile = profile }
@@ -98,22 +161,25 @@ public struct Reducer: Sendable {
 
     // MARK: Sounds
 
-    func sound(_ trigger: SoundTrigger, item: Item?) -> [Effect] {
+    /// The sound a trigger plays now: the bar's `settings.sounds`, else the daemon's map;
+    /// an item's own sound replaces it for that item's commits; `none` is silence.
+    func sound(_ trigger: SoundTrigger, item: Item?, kind: String? = nil) -> [Effect] {
         let profile = state.feedback.profile
         if profile == .silent { return [] }
         if profile == .quiet && trigger != .select && trigger != .reselect { return [] }
-        let mapped: String?
+        var name: String?
         switch trigger {
-        case .select: mapped = sounds.select
-        case .reselect: mapped = sounds.reselect
-        case .action: mapped = sounds.action
-        case .center: mapped = sounds.center
-        case .badge: mapped = sounds.badge
-        case .visibility: mapped = sounds.visibility
+        case .select: name = sounds.select
+        case .reselect: name = sounds.reselect
+        case .action: name = sounds.action
+        case .center: name = sounds.center
+        case .badge: name = sounds.badge
+        case .visibility: name = sounds.visibility
+        case .animation: name = kind.flatMap { state.settings.animationSounds[$0] }
         }
+        if let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
-        var name = mapped
-        if let own = item?.sound, trigger != .badge, trigger != .visibility { name = own }
+        if let own = item?.sound, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
         guard let name, name != "none", !name.isEmpty else { return [] }
         let gain = state.feedback.volume * (profile == .quiet ? sounds.quietGain : 1)
         guard gain > 0 else { return [] }
@@ -145,23 +211,39 @@ public struct Reducer: Sendable {
         }
         if !item.enabled { return .fail(.notSelectable(item.id, "it is disabled")) }
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return .fail(.conflict(expected: ifSeq, current: state.seq)) }
-        let src = JSON.string(source.rawValue)
         state.seq += 1
+        var out = Outcome(reply: .success(.null))
+        let reselected = commitTab(k, source: source, into: &out)
+        out.reply = .success(.obj(["seq": seqJSON, "selected": .string(item.id), "previous": .optional(state.previous),
+                                   "reselected": .bool(reselected)]))
+        return out
+    }
+
+    /// Selects (or reselects) tab `k` as part of the change being made (its seq already
+    /// counted): exactly one commit event, its cues and sound; the active action and the
+    /// scroll hide reason are cleared. Returns whether it was a reselect.
+    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
+        let item = state.items[k]
+        let src = JSON.string(source.rawValue)
         state.activeAction = nil
-        if state.selected == item.id {
+        let reselected = state.selected == item.id
+        if reselected {
             let effects = source == .user ? sound(.reselect, item: item) : []
-            return Outcome(
-                reply: .success(.obj(["seq": seqJSON, "selected": .string(item.id), "previous": .optional(state.previous), "reselected": .bool(true)])),
-                events: [Event("tab.reselected", .obj(["seq": seqJSON, "tab": .string(item.id), "source": src]))],
-                effects: effects)
+            out.events.append(Event("tab.reselected", .obj(["seq": seqJSON, "tab": .string(item.id), "source": src])))
+            cue(.reselect, k, sound: effects, into: &out)
+            out.effects += effects
+        } else {
+            let old = state.selected.flatMap { state.index(of: $0) }
+            state.previous = state.selected
+            state.selected = item.id
+            let effects = source == .user ? sound(.select, item: item) : []
+            out.events.append(Event("tab.selected", .obj(["seq": seqJSON, "tab": .string(item.id), "previous": .optional(state.previous), "source": src])))
+            cue(.select, k, from: old, sound: effects, into: &out)
+            if let old { cue(.deselect, old, into: &out) }
+            out.effects += effects
         }
-        state.previous = state.selected
-        state.selected = item.id
-        let effects = source == .user ? sound(.select, item: item) : []
-        return Outcome(
-            reply: .success(.obj(["seq": seqJSON, "selected": .string(item.id), "previous": .optional(state.previous), "reselected": .bool(false)])),
-            events: [Event("tab.selected", .obj(["seq": seqJSON, "tab": .string(item.id), "previous": .optional(state.previous), "source": src]))],
-            effects: effects)
+        withdrawScrollReason(into: &out)
+        return reselected
     }
 
     // MARK: Actions
@@ -173,11 +255,20 @@ public struct Reducer: Sendable {
         }
         guard item.enabled else { return .fail(.notSelectable(tab, "it is disabled")) }
         state.seq += 1
-        state.activeAction = tab
-        var params: [JSON.Member] = [JSON.Member("seq", seqJSON), JSON.Member("tab", .string(tab))]
+        var out = Outcome(reply: .success(.obj(["seq": seqJSON])))
+        commitAction(state.index(of: tab)!, source: source, into: &out)
+        return out
+    }
+
+    /// Triggers action or center item `k` as part of the change being made: it becomes the
+    /// active action; selection is unchanged; one `action.triggered` event and its sound.
+    mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
+        let item = state.items[k]
+        state.activeAction = item.id
+        var params: [JSON.Member] = [JSON.Member("seq", seqJSON), JSON.Member("tab", .string(item.id))]
         if let a = item.action { params.append(JSON.Member("action", .string(a))) }
-        let effects = source == .user ? sound(item.kind == .center ? .center : .action, item: item) : []
-        return Outcome(reply: .success(.obj(["seq": seqJSON])), events: [Event("action.triggered", .object(params))], effects: effects)
+        out.events.append(Event("action.triggered", .object(params)))
+        if source == .user { out.effects += sound(item.kind == .center ? .center : .action, item: item) }
     }
 
     mutating func actionFinish(_ tab: String) -> Outcome {
@@ -187,24 +278,6 @@ public struct Reducer: Sendable {
         state.activeAction = nil
         return Outcome(reply: .success(.obj(["seq": seqJSON])),
                        events: [Event("action.finished", .obj(["seq": seqJSON, "tab": .string(tab)]))])
-    }
-
-    // MARK: Badges
-
-    mutating func setBadge(_ tab: String, _ badge: Badge?, clearing: Bool = false) -> Outcome {
-        guard let k = state.index(of: tab) else { return .fail(.unknownTab(tab)) }
-        let old = state.items[k].badge
-        if old == badge {
-            let reply: JSON = clearing ? .obj(["seq": seqJSON]) : .obj(["seq": seqJSON, "badge": badge?.json(limits) ?? .null])
-            return Outcome(reply: .success(reply))
-        }
-        state.items[k].badge = badge
-        state.seq += 1
-        let b = badge?.json(limits) ?? .null
-        let reply: JSON = clearing ? .obj(["seq": seqJSON]) : .obj(["seq": seqJSON, "badge": b])
-        return Outcome(reply: .success(reply),
-                       events: [Event("badge.changed", .obj(["seq": seqJSON, "tab": .string(tab), "badge": b]))],
-                       effects: badge == nil ? [] : sound(.badge, item: state.items[k]))
     }
 
     // MARK: Configuration
@@ -235,17 +308,30 @@ public struct Reducer: Sendable {
         return nil
     }
 
-    mutating func configure(items newItems: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?) -> Outcome {
+    mutating func configure(items newItems: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?,
+                            settings: Params? = nil) -> Outcome {
         var next = state
         if let layout {
             do { next.layout = try Layout.decode(layout, base: state.layout) } catch { return .fail(error) }
         }
+        if let settings {
+            do { next.settings = try BarSettings.decode(settings, base: state.settings, limits: limits) } catch { return .fail(error) }
+        }
         if var items = newItems {
             if let e = Reducer.validate(items, limits: limits) { return .fail(e) }
             for k in items.indices where !(k < badgeGiven.count && badgeGiven[k]) {
-                items[k].badge = state.item(items[k].id)?.badge
+                let old = state.item(items[k].id)
+                items[k].badge = old?.badge
+                items[k].badgeHidden = old?.badgeHidden ?? false
             }
             next.items = items
+        }
+        if !next.settings.actionBadges {
+            // Badges on action and center items are ignored unless the bar enables them.
+            for k in next.items.indices where next.items[k].kind != .tab {
+                next.items[k].badge = nil
+                next.items[k].badgeHidden = false
+            }
         }
         if let selected {
             guard let item = next.item(selected) else { return .fail(.unknownTab(selected)) }
@@ -264,7 +350,8 @@ public struct Reducer: Sendable {
         }
         if let p = next.previous, next.item(p) == nil { next.previous = nil }
         if let a = next.activeAction, next.item(a) == nil { next.activeAction = nil }
-        if let h = next.highlighted, next.item(h) == nil { next.highlighted = nil }
+        if let h = next.highlighted, next.item(h)?.enabled != true { next.highlighted = nil }
+        if let t = touch.active, next.item(t.item)?.enabled != true { touch.active = nil }
         if next == state {
             return Outcome(reply: .success(.obj(["seq": seqJSON, "state": state.json(limits: limits)])))
         }

@@ -81,7 +81,7 @@ extension Item {
     }
 
     static let fields = ["id", "title", "kind", "enabled", "icon", "selected_icon", "sound", "action", "morph",
-                         "badge", "presentation", "frame"]
+                         "badge", "hidden_badge", "animation", "presentation", "frame"]
 
     /// Decodes an item as given to `bar.configure` (computed members are accepted and ignored).
     public static func decode(_ json: JSON, at index: Int, limits: Limits) throws(RPCError) -> Item {
@@ -96,14 +96,21 @@ extension Item {
                           icon: try m.string("icon", maxLength: limits.maxTextLength))
         }
         var badge: Badge?
+        var badgeHidden = false
         if let b = try p.object("badge") { badge = try Badge.decode(b, limits: limits) }
+        if let b = try p.object("hidden_badge") {
+            if badge != nil { throw .invalidParams(p.name("hidden_badge"), "Give \"badge\" (shown) or \"hidden_badge\" (kept but hidden), not both.") }
+            badge = try Badge.decode(b, limits: limits)
+            badgeHidden = badge != nil
+        }
         return Item(id: id, title: try p.string("title", maxLength: limits.maxTextLength) ?? id, kind: kind,
                     enabled: try p.bool("enabled") ?? true,
                     icon: try p.string("icon", maxLength: limits.maxTextLength),
                     selectedIcon: try p.string("selected_icon", maxLength: limits.maxTextLength),
                     sound: try p.string("sound", maxLength: limits.maxTextLength),
                     action: try p.string("action", maxLength: limits.maxTextLength),
-                    morph: morph, badge: badge)
+                    morph: morph, badge: badge, badgeHidden: badgeHidden,
+                    animation: try p.choice("animation", AnimationStyle.self, allowed: AnimationStyle.allCases.map(\.rawValue)))
     }
 
     public func json(selected: Bool, frame: Frame?, limits: Limits) -> JSON {
@@ -122,7 +129,9 @@ extension Item {
             if let icon = morph.icon { mm.append(JSON.Member("icon", .string(icon))) }
             m.append(JSON.Member("morph", .object(mm)))
         }
-        m.append(JSON.Member("badge", badge?.json(limits) ?? .null))
+        if let animation { m.append(JSON.Member("animation", .string(animation.rawValue))) }
+        m.append(JSON.Member("badge", visibleBadge?.json(limits) ?? .null))
+        if badgeHidden, let badge { m.append(JSON.Member("hidden_badge", badge.json(limits))) }
         let p = presentation(selected: selected)
         m.append(JSON.Member("presentation", .obj(["title": .string(p.title), "icon": .optional(p.icon), "morphed": .bool(p.morphed)])))
         m.append(JSON.Member("frame", frame.map { .obj(["x": .double($0.x), "y": .double($0.y), "w": .double($0.w), "h": .double($0.h)]) } ?? .null))
@@ -168,7 +177,8 @@ extension Layout {
 
 extension BarState {
     /// The wire `State` object (with computed presentations and frames).
-    public func json(limits: Limits = Limits()) -> JSON {
+    public func json(limits base: Limits = Limits()) -> JSON {
+        let limits = settings.effective(base)
         let frames = layout.frames(for: items)
         let itemsJSON = items.enumerated().map { k, item in
             item.json(selected: item.id == selected, frame: frames.isEmpty ? nil : frames[k], limits: limits)
@@ -182,6 +192,8 @@ extension BarState {
             "visibility": visibility.json,
             "layout": layout.json,
             "feedback": feedback.json,
+            "settings": settings.json(limits: base),
+            "animations": .array(animations.map(\.json)),
         ])
     }
 
@@ -200,8 +212,14 @@ extension BarState {
             state.feedback.profile = try f.choice("profile", FeedbackProfile.self, allowed: ["full", "quiet", "silent"]) ?? .full
             state.feedback.volume = try f.double("volume", range: 0...1) ?? 1
         }
-        if let v = try p.object("visibility"), let reasons = try v.array("reasons") {
-            state.visibility.reasons = reasons.compactMap { $0.stringValue.flatMap(HideReason.init(rawValue:)) }
+        if let s = try p.object("settings") {
+            state.settings = try BarSettings.decode(s, base: BarSettings(), limits: limits)
+        }
+        if let v = try p.object("visibility") {
+            let reasons = (try v.array("reasons") ?? []).compactMap { $0.stringValue.flatMap(HideReason.init(rawValue:)) }
+            let stack = (try v.array("nav_stack") ?? []).compactMap(\.boolValue)
+            state.visibility = Visibility(reasons: HideReason.allCases.filter { reasons.contains($0) }, navStack: stack,
+                                          pushHold: reasons.contains(.push) && !stack.contains(true))
         }
         return state
     }
@@ -209,7 +227,8 @@ extension BarState {
 
 extension Visibility {
     public var json: JSON {
-        .obj(["hidden": .bool(hidden), "reasons": .array(reasons.map { .string($0.rawValue) }), "phase": .string(phase.rawValue)])
+        .obj(["hidden": .bool(hidden), "reasons": .array(reasons.map { .string($0.rawValue) }), "phase": .string(phase.rawValue),
+              "nav_stack": .array(navStack.map(JSON.bool))])
     }
 }
 

@@ -66,7 +66,8 @@ final class AudioService {
     func play(name: String, gain: Double, requestedAt: UInt64) -> Result<UInt32, RPCError> {
         guard let sound = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
         guard let engine else { return .failure(.audioUnavailable(startError ?? "the audio engine is not running")) }
-        switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt) {
+        switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
+                           retrigger: config.soundRetrigger[name] ?? .overlap) {
         case .started(let voice): return .success(voice)
         case .unavailable(let why): return .failure(.audioUnavailable(why))
         }
@@ -87,12 +88,14 @@ final class AudioService {
         }
     }
 
-    /// Reloads the sound bank; voices already playing finish.
-    func reload() {
+    /// Reloads the sound bank; voices already playing finish. Returns the files that failed.
+    @discardableResult
+    func reload() -> [(String, String)] {
         let fresh = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: bank.format, log: AudioService.log)
         bank = fresh
         engine?.replaceBank(fresh)
-        Log.notice("Sounds reloaded", ["sounds": String(fresh.sounds.count)])
+        Log.notice("Sounds reloaded", ["sounds": String(fresh.sounds.count), "failed": String(fresh.failures.count)])
+        return fresh.failures.map { ($0.path, $0.reason) }
     }
 
     func statsJSON() -> JSON {

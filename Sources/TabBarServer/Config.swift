@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import TabBarCore
+import TabBarAudio
 
 /// How audio is played. Wire/flag strings: `auto`, `null`, `alsa`.
 public enum AudioMode: String, Sendable {
@@ -16,6 +17,8 @@ public struct ServerConfig: Sendable {
     public var soundDirs: [String]
     /// Extra sounds by name → file (config `sound_files`).
     public var soundFiles: [String: String] = [:]
+    /// Per-sound retrigger policy (config `sound_retrigger`): `overlap` (default) or `restart`.
+    public var soundRetrigger: [String: Retrigger] = [:]
     public var audio: AudioMode = .auto
     public var alsaDevice = "default"
     public var logLevel: Priority = .info
@@ -97,7 +100,7 @@ public struct ServerConfig: Sendable {
     }
 
     static let fileKeys = [
-        "socket", "state", "sounds", "sound_files", "audio", "alsa_device", "log_level", "max_line", "max_clients",
+        "socket", "state", "sounds", "sound_files", "sound_retrigger", "audio", "alsa_device", "log_level", "max_line", "max_clients",
         "max_queued_bytes", "write_timeout_ms", "max_items", "max_id_length", "max_badge_count", "max_badge_chars",
         "sound_map", "allowed_uids", "allowed_gids", "bar", "compact_every", "fsync_interval_ms", "voices",
         "period_frames", "idle_stop_ms",
@@ -136,6 +139,14 @@ public struct ServerConfig: Sendable {
             for m in files.members {
                 guard let f = m.value.stringValue else { throw .invalidParams("sound_files.\(m.key)", "sound_files values must be file paths") }
                 soundFiles[m.key] = f
+            }
+        }
+        if let r = try p.object("sound_retrigger") {
+            for m in r.members {
+                guard let v = m.value.stringValue, let policy = Retrigger(rawValue: v) else {
+                    throw .invalidParams("sound_retrigger.\(m.key)", "sound_retrigger values must be \"overlap\" or \"restart\"")
+                }
+                soundRetrigger[m.key] = policy
             }
         }
         if let a = try p.choice("audio", AudioMode.self, allowed: ["auto", "null", "alsa"]) { audio = a }

@@ -38,6 +38,8 @@ final class Connection {
     func wants(_ event: String) -> Bool {
         guard subscribed else { return false }
         guard let topics else { return true }
+        // Control events reach every subscriber, whatever its topics.
+        if event == "server.stopping" || event == "state.resync" { return true }
         for t in topics {
             if event == t { return true }
             if event.utf8.count > t.utf8.count, event.hasPrefix(t), event.utf8[event.utf8.index(event.utf8.startIndex, offsetBy: t.utf8.count)] == UInt8(ascii: ".") {

@@ -47,8 +47,13 @@ extension Server {
             return .success(.obj([:]))
         case .soundList:
             return .success(.obj(["sounds": .array(audio.soundList())]))
+        case .soundReload:
+            let failures = audio.reload()
+            return .success(.obj(["sounds": .int(audio.bank.sounds.count),
+                                  "failures": .array(failures.map { .obj(["source": .string($0.0), "reason": .string($0.1)]) })]))
         case .soundPlay(let name):
-            let r = audio.play(name: name, gain: reducer.state.feedback.volume, requestedAt: lineReadNs)
+            let r = audio.play(name: name, gain: reducer.state.feedback.profile == .silent ? 0 : reducer.state.feedback.volume,
+                               requestedAt: lineReadNs)
             switch r {
             case .success(let voice):
                 stats.soundsPlayed += 1
@@ -78,12 +83,19 @@ extension Server {
     }
 
     func applyStateCommand(_ command: Command, request: Request) -> Result<JSON, RPCError> {
+        applyStateCommand(command, method: request.method, params: request.params)
+    }
+
+    /// Runs a state command through the reducer at the loop's clock; journals the change
+    /// (as the outcome says, else as `method`/`params`), publishes its events, runs its effects.
+    func applyStateCommand(_ command: Command, method: String, params: JSON?) -> Result<JSON, RPCError> {
         let before = reducer.state
-        let outcome = reducer.reduce(command)
+        let outcome = reducer.reduce(command, at: Server.nowMs())
         if reducer.state.seq != before.seq {
             // Durable before acknowledged: the journal line is written before the reply is queued.
             do {
-                try store.append(seq: reducer.state.seq, method: request.method, params: request.params)
+                let entry = outcome.journal ?? JournalEntry(method, params)
+                try store.append(seq: reducer.state.seq, method: entry.method, params: entry.params)
             } catch {
                 reducer.state = before
                 Log.error("Could not record a change; refused it", ["error": "\(error)", "file": store.journalPath])
@@ -101,6 +113,10 @@ extension Server {
                     stats.soundsFailed += 1
                     Log.debug("Feedback sound not played", ["sound": name, "reason": e.message])
                 }
+            case let .timer(key, atMs):
+                timers[key] = atMs
+            case let .cancelTimer(key):
+                timers[key] = nil
             }
         }
         return outcome.reply

@@ -30,6 +30,8 @@ public final class Server {
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
     var lineReadNs: UInt64 = 0
+    /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
+    var timers: [TimerKey: Int64] = [:]
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
@@ -38,6 +40,7 @@ public final class Server {
         store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs)
         do {
             reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap)
+            reducer.settle()
         } catch {
             throw ServerError("cannot use the state file \(config.statePath): \(error)")
         }
@@ -121,6 +124,7 @@ public final class Server {
                     if ev & EPOLLOUT.rawValue != 0 { markDirty(c) }
                 }
             }
+            fireDueTimers()
             flushDirty(now: now)
             periodic(now: now)
         }
@@ -140,6 +144,7 @@ public final class Server {
         if conns.values.contains(where: { $0.queued > 0 }) {
             timeout = timeout < 0 ? 1000 : min(timeout, 1000)
         }
+        if let ms = timerTimeoutMs() { timeout = timeout < 0 ? ms : min(timeout, ms) }
         return Int32(timeout)
     }
 

@@ -38,7 +38,7 @@ enum Subcommand: Equatable {
     case sounds
     case monitor(topics: [String]?)
     case call(String, params: JSON?)
-    case touch(phase: String, x: Double, y: Double)
+    case touch(phase: String, x: Double, y: Double, touchID: Int? = nil)
     case push(hidesBar: Bool)
     case pop
     case scroll(dy: Double)
@@ -274,7 +274,9 @@ enum Arguments {
             guard ["down", "up", "cancel"].contains(p[0]) else {
                 throw w.error("the touch phase must be down, up or cancel, not \"\(p[0])\"")
             }
-            return .touch(phase: p[0], x: try w.number(p[1], "X"), y: try w.number(p[2], "Y"))
+            let touchID = try w.value("--id").map { v throws(UsageError) in try w.int(v, "--id") }
+            if let touchID, touchID < 0 { throw w.error("--id must be 0 or more, not \(touchID)") }
+            return .touch(phase: p[0], x: try w.number(p[1], "X"), y: try w.number(p[2], "Y"), touchID: touchID)
         case "push":
             _ = try w.expect([])
             return .push(hidesBar: w.flag("--hides-bar"))

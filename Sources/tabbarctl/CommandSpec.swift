@@ -67,11 +67,15 @@ struct CommandSpec {
             Sends METHOD with JSON (an object, e.g. '{"tab":"chat"}') as params and
             prints the result as compact JSON on one line.
             """),
-        CommandSpec("touch", "down|up|cancel X Y", "send a touch at bar coordinates (touch)", """
+        CommandSpec("touch", "down|up|cancel X Y [--id N]", "send a touch at bar coordinates (touch)",
+                    options: ["--id": true], """
             X and Y are points in bar coordinates: origin at the bar's top-left, y grows
             downward, y < 0 is above the bar (where the raised center button reaches).
             Use `--` before negative numbers if needed: `touch down -- 180 -12`.
-            Prints the item hit, if any.
+              --id N   the touch sequence's id (touch_id): give the same N to the down
+                       and the up of one tap; a sequence sent again is ignored
+            Prints the item hit, if any, and what the touch committed (select,
+            reselect or action).
             """),
         CommandSpec("push", "[--hides-bar]", "push a screen (nav.push)", options: ["--hides-bar": false], """
             Tells the daemon a screen was pushed; with --hides-bar the pushed screen

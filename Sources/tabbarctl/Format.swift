@@ -155,6 +155,12 @@ enum Format {
     /// `badge chat → 99+, seq 13` or `badge chat cleared, seq 14`.
     static func badgeResult(tab: String, _ r: JSON, cleared: Bool) -> String {
         if cleared { return "badge \(tab) cleared, seq \(number(r["seq"]))" }
+        if r["ignored"]?.boolValue == true {
+            return "badge \(tab) ignored (action items carry badges only with settings.action_badges), seq \(number(r["seq"]))"
+        }
+        if let kept = r["hidden_badge"], !kept.isNull {
+            return "badge \(tab) hidden (keeps \(badge(kept))), seq \(number(r["seq"]))"
+        }
         return "badge \(tab) → \(badge(r["badge"])), seq \(number(r["seq"]))"
     }
 
@@ -167,7 +173,10 @@ enum Format {
     static func touch(phase: String, x: Double, y: Double, _ r: JSON) -> String {
         let target = r["target"].map { $0.isNull ? "no item" : word($0) } ?? "no item"
         let consumed = r["consumed"]?.boolValue == true ? " (consumed)" : ""
-        return "touch \(phase) at \(fixed(x, digits: 2)),\(fixed(y, digits: 2)) → \(target)\(consumed), seq \(number(r["seq"]))"
+        var what = ""
+        if let commit = r["commit"]?.stringValue { what += ", \(commit)" }
+        if r["ignored"]?.boolValue == true { what += ", ignored" }
+        return "touch \(phase) at \(fixed(x, digits: 2)),\(fixed(y, digits: 2)) → \(target)\(consumed)\(what), seq \(number(r["seq"]))"
     }
 
     /// The `sound.list` table: name, frames, rate, channels, duration ms, source.
@@ -232,9 +241,13 @@ enum Format {
             if let d = p["duration_ms"] { text += ", \(number(d)) ms" }
             return text
         case "animation.cue":
-            var text = "\(head) \(word(p["tab"])) \(word(p["trigger"])): \(word(p["kind"]))"
+            let target = p["tab"].map { $0.isNull ? "bar" : word($0) } ?? "bar"
+            var text = "\(head) \(target) \(word(p["trigger"])): \(word(p["kind"]))"
             if let d = p["descriptor"], d != .obj([:]), !d.isNull { text += " " + d.text }
             return text
+        case "animation.began":
+            let tab = p["tab"].flatMap { $0.isNull ? nil : " on \(word($0))" } ?? ""
+            return "\(head) \(word(p["animation"])) \(word(p["kind"]))\(tab), \(number(p["duration_ms"])) ms"
         case "animation.ended":
             return "\(head) \(word(p["animation"])) (\(word(p["reason"])))"
         case "sound.played":

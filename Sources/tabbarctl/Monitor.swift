@@ -12,6 +12,12 @@ struct Monitor {
     static func installSignalHandlers() {
         signal(SIGINT) { _ in _exit(0) }
         signal(SIGTERM) { _ in _exit(0) }
+        // A parent may have left these blocked (the mask survives exec): unblock them.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     func run(_ command: Subcommand, connection: TabBarConnection) throws -> Int32 {

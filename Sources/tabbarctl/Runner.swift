@@ -65,8 +65,10 @@ enum Plan {
         case .monitor(let topics):
             return ("subscribe", topics.map { .obj(["topics": .array($0.map(JSON.string))]) })
         case .call(let method, let params): return (method, params)
-        case .touch(let phase, let x, let y):
-            return ("touch", .obj(["phase": .string(phase), "x": .double(x), "y": .double(y)]))
+        case .touch(let phase, let x, let y, let touchID):
+            var p = [JSON.Member("phase", .string(phase)), JSON.Member("x", .double(x)), JSON.Member("y", .double(y))]
+            if let touchID { p.append(JSON.Member("touch_id", .int(touchID))) }
+            return ("touch", .object(p))
         case .push(let hidesBar): return ("nav.push", .obj(["hides_bar": .bool(hidesBar)]))
         case .pop: return ("nav.pop", nil)
         case .scroll(let dy): return ("scroll", .obj(["dy": .double(dy)]))
@@ -165,7 +167,7 @@ struct Runner {
             output.out("playing \(name) (voice \(Format.word(result["voice"])))")
         case .sounds:
             print(Format.sounds(result))
-        case .touch(let phase, let x, let y):
+        case .touch(let phase, let x, let y, _):
             output.out(Format.touch(phase: phase, x: x, y: y, result))
         case .push, .pop, .scroll, .setHidden:
             output.out(Format.visibilityResult(result))

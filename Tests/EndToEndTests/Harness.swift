@@ -36,7 +36,8 @@ final class Daemon {
         socket = dir + "/sock"
         state = dir + "/state.json"
         process.executableURL = URL(fileURLWithPath: Paths.tabbard)
-        process.arguments = ["--socket", socket, "--state", state, "--audio", "null", "--sounds", Paths.sounds] + extraArgs
+        let sounds = extraArgs.contains("--sounds") ? [] : ["--sounds", Paths.sounds]
+        process.arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + extraArgs
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
@@ -137,23 +138,7 @@ final class RawClient {
 
     /// The next line, or nil at EOF. Throws on timeout.
     func readLine(timeout: Double = 10) throws -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let nl = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[..<nl], as: UTF8.self)
-                buffer.removeSubrange(...nl)
-                return line
-            }
-            let left = deadline.timeIntervalSinceNow
-            if left <= 0 { throw TestFailure("timed out waiting for a line") }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, Int32(left * 1000) + 1) == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = read(fd, &chunk, chunk.count)
-            if n == 0 { return nil }
-            if n < 0 { throw TestFailure("read failed: \(String(cString: strerror(errno)))") }
-            buffer.append(contentsOf: chunk[..<n])
-        }
+        try readBufferedLine(fd: fd, buffer: &buffer, timeout: timeout)
     }
 
     func readJSON(timeout: Double = 10) throws -> JSON? {
@@ -199,4 +184,26 @@ func tabbarctl(_ args: [String], socket: String) throws -> (Int32, String, Strin
     let e = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+/// Reads one `\n`-terminated line from `fd` through `buffer`, waiting at most
+/// `timeout` seconds. Returns nil at EOF; throws on timeout or error.
+func readBufferedLine(fd: Int32, buffer: inout [UInt8], timeout: Double) throws -> String? {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+        if let nl = buffer.firstIndex(of: 0x0A) {
+            let line = String(decoding: buffer[..<nl], as: UTF8.self)
+            buffer.removeSubrange(...nl)
+            return line
+        }
+        let left = deadline.timeIntervalSinceNow
+        if left <= 0 { throw TestFailure("timed out waiting for a line") }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        if poll(&p, 1, Int32(left * 1000) + 1) == 0 { continue }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = read(fd, &chunk, chunk.count)
+        if n == 0 { return nil }
+        if n < 0 { throw TestFailure("read failed: \(String(cString: strerror(errno)))") }
+        buffer.append(contentsOf: chunk[..<n])
+    }
 }

@@ -118,3 +118,52 @@ private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05",
         #expect(loud.contains { abs($0) > 0.9 })
     }
 }
+
+/// A sink whose device cannot be opened the first `failures` times.
+final class FlakySink: AudioSink, @unchecked Sendable {
+    let inner = NullSink()
+    var failures: Int
+    var attempts = 0
+    init(failures: Int) { self.failures = failures }
+    var format: PCMFormat { inner.format }
+    var periodFrames: Int { inner.periodFrames }
+    var bufferFrames: Int { inner.bufferFrames }
+    var deviceName: String { "flaky" }
+    var pacing: String { "clock" }
+    var xruns: Int { 0 }
+    func open() throws {
+        attempts += 1
+        if attempts <= failures { throw AudioError.deviceOpen(device: "flaky", reason: "No such device") }
+        try inner.open()
+    }
+    func start() throws { try inner.start() }
+    func queuedFrames() throws -> Int { try inner.queuedFrames() }
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
+        try inner.wait(lowWater: lowWater, wakeFD: wakeFD, timeoutNanos: timeoutNanos)
+    }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { try inner.write(samples, frames: frames) }
+    func stop() { inner.stop() }
+    func close() { inner.close() }
+}
+
+@Suite struct RetryTests {
+    @Test func unavailableDeviceIsRetriedWithBackOffAndRecovers() throws {
+        let logs = LogCollector()
+        let sink = FlakySink(failures: 2)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard), log: logs.log)
+        try engine.start()
+        defer { engine.shutdown() }
+        #expect(engine.deviceState == "unavailable: No such device")
+        let s = Sound(name: "x", samples: [Float](repeating: 0.1, count: 200), format: .standard)
+        #expect(engine.play(s, gain: 1, requestedAt: monotonicNanos()) == .unavailable("unavailable: No such device"))
+        #expect(eventually(seconds: 10) { engine.deviceState == "idle" })
+        #expect(sink.attempts == 3)
+        #expect(engine.statsJSON()["open_failures"]?.intValue == 2)
+        guard case .started = engine.play(s, gain: 1, requestedAt: monotonicNanos()) else {
+            Issue.record("not playing after recovery"); return
+        }
+        #expect(collectReports(engine, count: 1).count == 1)
+        #expect(logs.contains(.error, "audio device unavailable device=flaky reason=\"No such device\""))
+        #expect(logs.contains(.info, "audio device open device=flaky"))
+    }
+}

@@ -1,0 +1,154 @@
+/// The finger on the bar (one at a time) and the touch ids already used, so that a
+/// replayed sequence is ignored. Lives only while the daemon runs.
+struct TouchTracker: Equatable, Sendable {
+    struct Active: Equatable, Sendable {
+        /// The item the touch went down on.
+        var item: String
+        /// The client's `touch_id`, if it gave one.
+        var id: Int?
+        /// Already committed (on `down`, when the bar commits on down).
+        var committed: Bool
+    }
+    var active: Active?
+    /// The most recent touch ids that started a sequence, oldest first.
+    private(set) var recent: [Int] = []
+    static let remembered = 256
+
+    func seen(_ id: Int) -> Bool { recent.contains(id) }
+
+    mutating func remember(_ id: Int) {
+        recent.append(id)
+        if recent.count > Self.remembered { recent.removeFirst(recent.count - Self.remembered) }
+    }
+}
+
+/// What a committed touch did. Wire strings (`touch` reply `commit`): `select`, `reselect`, `action`.
+public enum Commit: String, Equatable, Sendable {
+    case select, reselect, action
+}
+
+/// Touches and highlights: the daemon hit-tests, highlights, and commits.
+extension Reducer {
+    /// What a point hits now: the enabled item there (nil for none or a disabled one) and
+    /// whether the bar swallows the touch. A hidden bar hits nothing and swallows nothing.
+    public func hit(x: Double, y: Double) -> (index: Int?, consumed: Bool) {
+        if state.visibility.hidden { return (nil, false) }
+        let h = state.layout.hitTest(x: x, y: y, items: state.items,
+                                     swallowCenterCorners: state.settings.centerCorners == .swallow)
+        if let k = h.index, !state.items[k].enabled { return (nil, true) }  // consumed, does nothing
+        return h
+    }
+
+    mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?) -> Outcome {
+        let h = hit(x: x, y: y)
+        func reply(commit: Commit? = nil, ignored: Bool = false) -> JSON {
+            var m: [JSON.Member] = [
+                JSON.Member("seq", seqJSON),
+                JSON.Member("target", .optional(h.index.map { state.items[$0].id })),
+                JSON.Member("consumed", .bool(h.consumed)),
+                JSON.Member("commit", .optional(commit?.rawValue)),
+            ]
+            if ignored { m.append(JSON.Member("ignored", .bool(true))) }
+            return .object(m)
+        }
+        switch phase {
+        case .down:
+            if let id = touchID, touch.seen(id) { return Outcome(reply: .success(reply(ignored: true))) }
+            guard let k = h.index else {
+                // A touch that starts on nothing ends the one in progress, if any.
+                guard touch.active != nil else { return Outcome(reply: .success(reply())) }
+                state.seq += 1
+                var out = Outcome(reply: .success(.null))
+                endTouch(.cancel, into: &out)
+                out.reply = .success(reply())
+                return out
+            }
+            state.seq += 1
+            var out = Outcome(reply: .success(.null))
+            endTouch(.cancel, into: &out)
+            if let id = touchID { touch.remember(id) }
+            highlightBegin(k, into: &out)
+            touch.active = TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false)
+            var commit: Commit?
+            if state.settings.commitOn == .down {
+                commit = self.commit(k, into: &out)
+                touch.active?.committed = true
+            }
+            out.reply = .success(reply(commit: commit))
+            return out
+        case .up, .cancel:
+            guard let active = touch.active, touchID == nil || touchID == active.id else {
+                // No sequence in progress with this id: a stray or replayed up/cancel.
+                return Outcome(reply: .success(reply(ignored: true)))
+            }
+            state.seq += 1
+            var out = Outcome(reply: .success(.null))
+            touch.active = nil
+            var commit: Commit?
+            if phase == .up, let k = h.index, state.items[k].id == active.item {
+                highlightEnd(active.item, .end, into: &out)
+                if !active.committed { commit = self.commit(k, into: &out) }
+            } else {
+                highlightEnd(active.item, .cancel, into: &out)
+            }
+            out.reply = .success(reply(commit: commit))
+            return out
+        }
+    }
+
+    /// Commits item `k` for the user: reselect, select, or trigger.
+    mutating func commit(_ k: Int, into out: inout Outcome) -> Commit {
+        if state.items[k].kind == .tab {
+            return commitTab(k, source: .user, into: &out) ? .reselect : .select
+        }
+        commitAction(k, source: .user, into: &out)
+        return .action
+    }
+
+    /// Ends the touch in progress, if any, ending its highlight with `phase`.
+    mutating func endTouch(_ phase: HighlightPhase, into out: inout Outcome) {
+        guard let active = touch.active else { return }
+        touch.active = nil
+        highlightEnd(active.item, phase, into: &out)
+    }
+
+    /// `tab.highlight`: a front end that hit-tests itself reports a highlight.
+    mutating func highlight(_ tab: String, _ phase: HighlightPhase) -> Outcome {
+        guard let k = state.index(of: tab) else { return .fail(.unknownTab(tab)) }
+        let unchanged = Outcome(reply: .success(.obj(["seq": seqJSON])))
+        switch phase {
+        case .begin:
+            guard state.items[k].enabled else { return .fail(.notSelectable(tab, "it is disabled")) }
+            guard state.highlighted != tab else { return unchanged }
+        case .end, .cancel:
+            guard state.highlighted == tab else { return unchanged }
+        }
+        state.seq += 1
+        var out = Outcome(reply: .success(.obj(["seq": seqJSON])))
+        if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, phase, into: &out) }
+        return out
+    }
+
+    /// Highlights item `k`, cancelling another highlight first.
+    mutating func highlightBegin(_ k: Int, into out: inout Outcome) {
+        let id = state.items[k].id
+        if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
+        guard state.highlighted != id else { return }
+        state.highlighted = id
+        out.events.append(Event("tab.highlighted", .obj(["seq": seqJSON, "tab": .string(id), "phase": .string("begin")])))
+        cue(.highlight, k, into: &out)
+    }
+
+    /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`.
+    mutating func highlightEnd(_ id: String, _ phase: HighlightPhase, into out: inout Outcome) {
+        guard state.highlighted == id else { return }
+        state.highlighted = nil
+        out.events.append(Event("tab.highlighted", .obj(["seq": seqJSON, "tab": .string(id), "phase": .string(phase.rawValue)])))
+    }
+
+    /// The bar went hidden: no touch or highlight may outlive it.
+    mutating func cancelTouchesAndHighlight(into out: inout Outcome) {
+        endTouch(.cancel, into: &out)
+        if let h = state.highlighted { highlightEnd(h, .cancel, into: &out) }
+    }
+}

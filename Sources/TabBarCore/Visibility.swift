@@ -1,0 +1,174 @@
+extension Visibility {
+    /// How far hidden the bar is at `now`: 0 shown … 1 hidden.
+    public func progress(at now: Int64) -> Double {
+        let target: Double = hidden ? 1 : 0
+        guard phase != .idle, phaseDurationMs > 0 else { return target }
+        let t = min(1, max(0, Double(now - phaseStartMs) / Double(phaseDurationMs)))
+        return phaseFrom + (target - phaseFrom) * t
+    }
+
+    /// When the running show/hide animation ends.
+    public var phaseEndMs: Int64 { phaseStartMs + Int64(phaseDurationMs) }
+
+    /// Sets or withdraws one reason, keeping the order explicit, push, scroll.
+    mutating func set(_ reason: HideReason, _ on: Bool) {
+        reasons = HideReason.allCases.filter { $0 == reason ? on : reasons.contains($0) }
+    }
+
+    /// The `push` reason holds while it was set directly or any pushed screen hides the bar.
+    mutating func updatePushReason() {
+        set(.push, pushHold || navStack.contains(true))
+    }
+
+    /// No animation in progress (after a restart).
+    mutating func settle() {
+        phase = .idle
+        phaseStartMs = 0
+        phaseDurationMs = 0
+        phaseFrom = hidden ? 1 : 0
+    }
+
+    /// The parts that are state rather than animation timing.
+    var logical: ([HideReason], [Bool], Bool) { (reasons, navStack, pushHold) }
+}
+
+/// Visibility: hide reasons, the navigation stack, scrolling, and animated phases.
+extension Reducer {
+    static let maxNavDepth = 256
+
+    func visibilityReply() -> Outcome {
+        Outcome(reply: .success(.obj(["seq": seqJSON, "visibility": state.visibility.json])))
+    }
+
+    mutating func setHidden(_ hidden: Bool, reason: HideReason, animated: Bool) -> Outcome {
+        var v = state.visibility
+        switch reason {
+        case .explicit, .scroll:
+            v.set(reason, hidden)
+        case .push:
+            v.pushHold = hidden
+            v.updatePushReason()
+        }
+        if reason == .scroll { scrollTravel = 0 }
+        return changeVisibility(to: v, animated: animated)
+    }
+
+    mutating func navPush(hidesBar: Bool) -> Outcome {
+        guard state.visibility.navStack.count < Reducer.maxNavDepth else {
+            return .fail(.limitExceeded("The navigation stack is \(Reducer.maxNavDepth) screens deep; pop screens with nav.pop first."))
+        }
+        var v = state.visibility
+        v.navStack.append(hidesBar)
+        v.updatePushReason()
+        return changeVisibility(to: v, animated: true)
+    }
+
+    mutating func navPop() -> Outcome {
+        guard !state.visibility.navStack.isEmpty else { return visibilityReply() }
+        var v = state.visibility
+        v.navStack.removeLast()
+        v.updatePushReason()
+        return changeVisibility(to: v, animated: true)
+    }
+
+    /// Scrolling down (dy > 0) by the threshold hides the bar; scrolling up by it shows it again.
+    mutating func scroll(dy: Double) -> Outcome {
+        guard dy != 0 else { return visibilityReply() }
+        if scrollTravel != 0 && (scrollTravel > 0) != (dy > 0) { scrollTravel = 0 }
+        scrollTravel += dy
+        let threshold = state.settings.scrollThreshold
+        let scrollHidden = state.visibility.reasons.contains(.scroll)
+        let hide: Bool
+        if dy > 0 && scrollTravel >= threshold && !scrollHidden {
+            hide = true
+        } else if dy < 0 && -scrollTravel >= threshold && scrollHidden {
+            hide = false
+        } else {
+            return visibilityReply()
+        }
+        scrollTravel = 0
+        var v = state.visibility
+        v.set(.scroll, hide)
+        var out = changeVisibility(to: v, animated: true)
+        // Replaying the request alone would not reproduce the travel before it: record what it did.
+        out.journal = JournalEntry("bar.set_hidden", .obj(["hidden": .bool(hide), "reason": .string("scroll")]))
+        return out
+    }
+
+    /// Selecting a tab shows a bar that scrolling hid (part of the change being made).
+    mutating func withdrawScrollReason(into out: inout Outcome) {
+        scrollTravel = 0
+        guard state.visibility.reasons.contains(.scroll) else { return }
+        var v = state.visibility
+        v.set(.scroll, false)
+        applyVisibility(v, animated: true, into: &out)
+    }
+
+    /// A visibility change as a command of its own: one seq, the reply carries the visibility.
+    mutating func changeVisibility(to v: Visibility, animated: Bool) -> Outcome {
+        guard v.logical != state.visibility.logical else { return visibilityReply() }
+        state.seq += 1
+        var out = Outcome(reply: .success(.null))
+        applyVisibility(v, animated: animated, into: &out)
+        out.reply = .success(.obj(["seq": seqJSON, "visibility": state.visibility.json]))
+        return out
+    }
+
+    /// Applies new reasons/stack as part of the change being made. When the bar flips between
+    /// shown and hidden, an animated change starts a `hiding`/`showing` phase (from wherever a
+    /// running one has got to: it is retargeted, not queued) and asks for a timer to end it.
+    mutating func applyVisibility(_ v: Visibility, animated: Bool, into out: inout Outcome) {
+        let old = state.visibility
+        var next = v
+        var durationMs = 0
+        if old.hidden != next.hidden {
+            let from = old.progress(at: now)
+            let target: Double = next.hidden ? 1 : 0
+            durationMs = animated ? Int((Double(state.settings.hideDurationMs) * abs(target - from)).rounded()) : 0
+            if durationMs > 0 {
+                next.phase = next.hidden ? .hiding : .showing
+                next.phaseStartMs = now
+                next.phaseDurationMs = durationMs
+                next.phaseFrom = from
+                out.effects.append(.timer(.visibility, atMs: now + Int64(durationMs)))
+            } else {
+                next.settle()
+                if old.phase != .idle { out.effects.append(.cancelTimer(.visibility)) }
+            }
+            state.visibility = next
+            out.events.append(visibilityEvent(durationMs: durationMs))
+            let effects = sound(.visibility, item: nil)
+            if durationMs > 0 { visibilityCue(from: from, to: target, durationMs: durationMs, sound: effects, into: &out) }
+            out.effects += effects
+            if next.hidden { cancelTouchesAndHighlight(into: &out) }
+        } else {
+            // Reasons or the stack changed, not whether the bar is hidden: a running phase goes on.
+            state.visibility = next
+            durationMs = old.phase == .idle ? 0 : Int(max(0, old.phaseEndMs - now))
+            out.events.append(visibilityEvent(durationMs: durationMs))
+        }
+    }
+
+    func visibilityEvent(durationMs: Int) -> Event {
+        let v = state.visibility
+        return Event("bar.visibility", .obj([
+            "seq": seqJSON, "hidden": .bool(v.hidden), "phase": .string(v.phase.rawValue),
+            "reasons": .array(v.reasons.map { .string($0.rawValue) }), "duration_ms": .int(durationMs),
+            "nav_stack": .array(v.navStack.map(JSON.bool)),
+        ]))
+    }
+
+    /// The show/hide animation is due to end: phase back to `idle` (one more seq).
+    mutating func visibilityTimerFired() -> Outcome {
+        let v = state.visibility
+        guard v.phase != .idle else { return Outcome(reply: .success(.null)) }
+        if now < v.phaseEndMs {
+            // Early (the animation was retargeted meanwhile): wait for its new end.
+            return Outcome(reply: .success(.null), effects: [.timer(.visibility, atMs: v.phaseEndMs)])
+        }
+        state.seq += 1
+        state.visibility.settle()
+        return Outcome(reply: .success(.obj(["seq": seqJSON])), events: [visibilityEvent(durationMs: 0)],
+                       journal: JournalEntry("timer.fired", TimerKey.visibility.json))
+    }
+}
