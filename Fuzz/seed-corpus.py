@@ -110,6 +110,40 @@ seeds["actions"] = [
     req(7, "action.trigger", {"tab": "post", "source": "program"}), req(8, "action.trigger", {"tab": "zz"}),
 ]
 
+seeds["touch"] = [
+    req(1, "touch", {"phase": "down", "x": 300, "y": 20}), req(2, "touch", {"phase": "up", "x": 300, "y": 20}),
+    req(3, "touch", {"phase": "down", "x": 187, "y": -10, "touch_id": 7}), req(4, "touch", {"phase": "up", "x": 187, "y": -10, "touch_id": 7}),
+    req(5, "touch", {"phase": "down", "x": 160, "y": -20}), req(6, "touch", {"phase": "cancel", "x": 0, "y": 0}),
+    req(7, "touch", {"phase": "up", "x": 10, "y": 10}), req(8, "touch", {"phase": "down", "x": -1, "y": 500}),
+    req(9, "bar.configure", {"settings": {"commit_on": "down", "center_corners": "swallow"}}),
+    req(10, "touch", {"phase": "down", "x": 30, "y": 5}), req(11, "touch", {"phase": "down", "x": 340, "y": 5, "touch_id": 7}),
+    req(12, "tab.highlight", {"tab": "chat", "phase": "begin"}), req(13, "tab.highlight", {"tab": "chat", "phase": "end"}),
+    req(14, "tab.highlight", {"tab": "me", "phase": "cancel"}),
+]
+seeds["visibility"] = [
+    req(1, "bar.set_hidden", {"hidden": True}), req(2, "bar.set_hidden", {"hidden": False, "animated": False}),
+    req(3, "nav.push", {"hides_bar": True}), req(4, "nav.push", {"hides_bar": False}), req(5, "nav.pop"), req(6, "nav.pop"), req(7, "nav.pop"),
+    req(8, "scroll", {"dy": 30}), req(9, "scroll", {"dy": -50}), req(10, "scroll", {"dy": 1e300}),
+    req(11, "bar.set_hidden", {"hidden": True, "reason": "push"}), req(12, "bar.set_hidden", {"hidden": True, "reason": "scroll", "animated": True}),
+    req(13, "bar.configure", {"settings": {"hide_duration_ms": 0, "scroll_threshold": 0}}), req(14, "scroll", {"dy": 1}), req(15, "state.get"),
+]
+seeds["animation"] = [
+    req(1, "bar.configure", {"settings": {"animation": "bounce", "sounds": {"select": "none", "animations": {"pulse": "click"}}}}),
+    req(2, "tab.select", {"tab": "chat"}), req(3, "animation.begin", {"kind": "pulse", "tab": "chat", "duration_ms": 200}),
+    req(4, "animation.begin", {"kind": "spin", "duration_ms": 0}), req(5, "animation.end", {"animation": 1}),
+    req(6, "animation.end", {"animation": 1, "reason": "cancelled"}), req(7, "animation.end", {"animation": 99}),
+    req(8, "bar.configure", {"items": [{"id": "a", "animation": "crossfade"}, {"id": "b", "animation": "slide"}]}),
+    req(9, "tab.select", {"tab": "b"}), req(10, "state.get"),
+]
+seeds["settings"] = [
+    req(1, "bar.configure", {"settings": {"max_count": 9, "max_chars": 1, "action_badges": True}}),
+    req(2, "badge.set", {"tab": "chat", "count": 10}), req(3, "badge.set", {"tab": "me", "text": "ab"}), req(4, "badge.set", {"tab": "post", "dot": True}),
+    req(5, "badge.set", {"tab": "chat", "hidden": True}), req(6, "badge.set", {"tab": "chat", "count": 3, "hidden": False}),
+    req(7, "bar.configure", {"settings": {"max_count": 99, "max_chars": 16, "action_badges": False}}),
+    req(8, "bar.configure", {"items": [{"id": "home", "hidden_badge": {"count": 4}}, {"id": "me", "badge": {"text": "x"}, "hidden_badge": {"dot": True}}]}),
+    req(9, "sound.reload"), req(10, "bar.configure", {"settings": {"sounds": {"select": ""}}}),
+]
+
 def write(name, data):
     with open(os.path.join(out, "seed-" + name), "wb") as f:
         f.write(data)

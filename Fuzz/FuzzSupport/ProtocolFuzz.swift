@@ -133,11 +133,19 @@ public enum ProtocolFuzz {
 
     // MARK: The pipeline
 
+    /// The fuzzer's state: the reducer, the journal it wrote, the timers it asked for, a clock.
+    struct World {
+        var reducer = Reducer(state: BarState.defaultBar, limits: ProtocolFuzz.limits)
+        var journal: [UInt8] = []
+        var timers: [TimerKey: Int64] = [:]
+        /// The reducer's clock (ms); each line moves it on by an amount the line decides.
+        var now: Int64 = 1_000_000
+    }
+
     static func check(_ data: UnsafeBufferPointer<UInt8>) throws {
         let units = try checkFraming(data)
         let initial = BarState.defaultBar
-        var reducer = Reducer(state: initial, limits: limits)
-        var journal: [UInt8] = []
+        var world = World()
         var snapshot: [UInt8]?
         var snapshotJournalOffset = 0
         var replies = 0
@@ -152,6 +160,9 @@ public enum ProtocolFuzz {
                 Wire.error(id: .null, .lineTooLong(limit: maxLine), into: &out)
                 try checkReply(out, id: .null)
             case .line(let bytes):
+                // Time passes between lines (0…490 ms, by the line's length); due timers fire first, as in the loop.
+                world.now += Int64(bytes.count % 50) * 10
+                try fireDueTimers(&world)
                 let decoded = bytes.withUnsafeBufferPointer { Envelope.decode($0) }
                 switch decoded {
                 case .failure(let rejection):
@@ -161,7 +172,7 @@ public enum ProtocolFuzz {
                     try checkReply(out, id: rejection.id)
                 case .success(let request):
                     if request.id != nil { expectedReplies += 1 }
-                    let result = try execute(request, &reducer, journal: &journal)
+                    let result = try execute(request, &world)
                     if let id = request.id {
                         switch result {
                         case .success(let v): Wire.result(id: id, v, into: &out)
@@ -172,52 +183,76 @@ public enum ProtocolFuzz {
                 }
             }
             replies += out.filter { $0 == 0x0A }.count
-            if reducer.state != lastChecked {
-                try checkState(reducer.state)
-                lastChecked = reducer.state
+            if world.reducer.state != lastChecked {
+                try checkState(world.reducer.state)
+                lastChecked = world.reducer.state
             }
             if snapshot == nil && k == units.count / 2 {
-                snapshot = Persistence.snapshot(reducer.state, limits: limits)
-                snapshotJournalOffset = journal.count
+                snapshot = Persistence.snapshot(world.reducer.state, limits: limits)
+                snapshotJournalOffset = world.journal.count
             }
         }
         if replies != expectedReplies {
             throw Violation("\(replies) reply lines for \(expectedReplies) requests that deserve one")
         }
-        try checkPersistence(final: reducer.state, initial: initial, journal: journal,
+        // Let every pending timer fire, as the daemon would.
+        world.now += 3_600_000
+        try fireDueTimers(&world)
+        try checkState(world.reducer.state)
+        try checkPersistence(final: world.reducer.state, initial: initial, journal: world.journal,
                              snapshot: snapshot, snapshotJournalOffset: snapshotJournalOffset)
     }
 
+    /// What `Server.fireDueTimers` does.
+    static func fireDueTimers(_ world: inout World) throws {
+        var fired = 0
+        while let (key, due) = world.timers.min(by: { $0.value < $1.value }), due <= world.now {
+            world.timers[key] = nil
+            _ = try apply(.timerFired(key), method: "timer.fired", params: key.json, &world)
+            fired += 1
+            if fired > 10_000 { throw Violation("timers keep firing: \(world.timers)") }
+        }
+    }
+
     /// What `Server.execute` does, minus sockets and audio.
-    static func execute(_ request: Request, _ reducer: inout Reducer, journal: inout [UInt8]) throws -> Result<JSON, RPCError> {
+    static func execute(_ request: Request, _ world: inout World) throws -> Result<JSON, RPCError> {
         let command: Command
-        switch Methods.command(for: request, limits: reducer.limits) {
+        switch Methods.command(for: request, limits: world.reducer.limits) {
         case .failure(let e): return .failure(e)
         case .success(let c): command = c
         }
+        let seq = world.reducer.state.seq
         switch command {
         case .ping, .unsubscribe: return .success(.obj([:]))
         case .soundList: return .success(.obj(["sounds": .array([])]))
+        case .soundReload: return .success(.obj(["sounds": .int(0), "failures": .array([])]))
         case .soundPlay(let name): return .failure(.unknownSound(name))
-        case .statsGet: return .success(.obj(["seq": .int(reducer.state.seq)]))
+        case .statsGet: return .success(.obj(["seq": .int(seq)]))
         case .subscribe:
-            return .success(.obj(["seq": .int(reducer.state.seq), "state": reducer.state.json(limits: reducer.limits)]))
+            return .success(.obj(["seq": .int(seq), "state": world.reducer.state.json(limits: world.reducer.limits)]))
         default: break
         }
-        let before = reducer.state
-        let outcome = reducer.reduce(command)
-        let after = reducer.state
-        if after.seq < before.seq { throw Violation("\(request.method): seq went backwards, \(before.seq) → \(after.seq)") }
+        return try apply(command, method: request.method, params: request.params, &world)
+    }
+
+    /// What `Server.applyStateCommand` does, checking the change.
+    static func apply(_ command: Command, method: String, params: JSON?, _ world: inout World) throws -> Result<JSON, RPCError> {
+        let before = world.reducer.state
+        let outcome = world.reducer.reduce(command, at: world.now)
+        let after = world.reducer.state
+        if after.seq < before.seq { throw Violation("\(method): seq went backwards, \(before.seq) → \(after.seq)") }
         if after.seq == before.seq {
-            if after != before { throw Violation("\(request.method): the state changed but seq stayed \(after.seq)") }
-            if !outcome.events.isEmpty { throw Violation("\(request.method): events without a change: \(outcome.events.map(\.method))") }
-            if !outcome.effects.isEmpty { throw Violation("\(request.method): sounds without a change") }
+            if after != before { throw Violation("\(method): the state changed but seq stayed \(after.seq)") }
+            if !outcome.events.isEmpty { throw Violation("\(method): events without a change: \(outcome.events.map(\.method))") }
+            if outcome.effects.contains(where: { if case .play = $0 { return true } else { return false } }) {
+                throw Violation("\(method): sounds without a change")
+            }
         } else {
-            if after.seq != before.seq + 1 { throw Violation("\(request.method): seq jumped \(before.seq) → \(after.seq)") }
-            if outcome.events.isEmpty { throw Violation("\(request.method): a change published no event") }
+            if after.seq != before.seq + 1 { throw Violation("\(method): seq jumped \(before.seq) → \(after.seq)") }
+            if outcome.events.isEmpty { throw Violation("\(method): a change published no event") }
             for e in outcome.events {
                 if e.params["seq"] != .int(after.seq) {
-                    throw Violation("\(request.method): event \(e.method) carries seq \(e.params["seq"]?.text ?? "none"), the change made \(after.seq)")
+                    throw Violation("\(method): event \(e.method) carries seq \(e.params["seq"]?.text ?? "none"), the change made \(after.seq)")
                 }
                 // What a subscriber receives is one line of valid JSON saying the same.
                 let line = Wire.notification(e.method, e.params)
@@ -227,15 +262,23 @@ public enum ProtocolFuzz {
                     throw Violation("event \(e.method) does not encode as one line of JSON: \(String(decoding: line, as: UTF8.self))")
                 }
             }
-            Persistence.journalLine(seq: after.seq, method: request.method, params: request.params, into: &journal)
+            let entry = outcome.journal ?? JournalEntry(method, params)
+            Persistence.journalLine(seq: after.seq, method: entry.method, params: entry.params, into: &world.journal)
+        }
+        for effect in outcome.effects {
+            switch effect {
+            case .play: break
+            case let .timer(key, atMs): world.timers[key] = atMs
+            case let .cancelTimer(key): world.timers[key] = nil
+            }
         }
         switch outcome.reply {
         case .failure:
-            if after != before { throw Violation("\(request.method): failed but changed the state") }
+            if after != before { throw Violation("\(method): failed but changed the state") }
         case .success(let v):
-            if command.isStateCommand || command == .stateGet {
+            if command.isStateCommand, case .timerFired = command {} else if command.isStateCommand || command == .stateGet {
                 guard v["seq"] == .int(after.seq) else {
-                    throw Violation("\(request.method): reply seq \(v["seq"]?.text ?? "none"), state seq \(after.seq)")
+                    throw Violation("\(method): reply seq \(v["seq"]?.text ?? "none"), state seq \(after.seq)")
                 }
             }
         }
@@ -279,25 +322,27 @@ public enum ProtocolFuzz {
         }
         if Set(s.items.map(\.id)).count != s.items.count { throw Violation("duplicate item ids") }
         let json = s.json(limits: limits)
+        let shown = s.settings.effective(limits)
         guard case .array(let items)? = json["items"] else { throw Violation("state JSON without items") }
         for item in items {
-            guard let badge = item["badge"] else { throw Violation("an item without a badge member") }
-            if badge == .null { continue }
+            guard let visible = item["badge"] else { throw Violation("an item without a badge member") }
+            for badge in [visible, item["hidden_badge"] ?? .null] where badge != .null {
             let display = badge["display"]?.stringValue
             switch badge["kind"]?.stringValue {
             case "count":
                 guard let n = badge["value"]?.intValue, n > 0 else { throw Violation("count badge \(badge.text) is not positive") }
-                let want = n > limits.maxBadgeCount ? "\(limits.maxBadgeCount)+" : String(n)
+                let want = n > shown.maxBadgeCount ? "\(shown.maxBadgeCount)+" : String(n)
                 if display != want { throw Violation("count \(n) displays \(display ?? "nothing"), expected \(want)") }
             case "text":
                 guard let t = badge["value"]?.stringValue, !t.isEmpty else { throw Violation("text badge \(badge.text) is empty") }
-                let want = t.count > limits.maxBadgeChars ? String(t.prefix(limits.maxBadgeChars - 1)) + "…" : t
+                let want = t.count > shown.maxBadgeChars ? String(t.prefix(max(0, shown.maxBadgeChars - 1))) + "…" : t
                 if display != want { throw Violation("text badge displays \(display ?? "nothing"), expected \(want)") }
-                if (display ?? "").count > limits.maxBadgeChars { throw Violation("badge display longer than max_badge_chars") }
+                if (display ?? "").count > max(1, shown.maxBadgeChars) { throw Violation("badge display longer than max_chars") }
             case "dot":
                 if display != "" || badge["value"] != nil { throw Violation("dot badge \(badge.text)") }
             default:
                 throw Violation("badge of unknown kind: \(badge.text)")
+            }
             }
         }
         // Codec round trip: what subscribers and the snapshot carry decodes to the same state.

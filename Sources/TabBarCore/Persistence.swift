@@ -35,13 +35,12 @@ public enum Persistence {
         }
     }
 
-    /// What a restart does to the transient parts of a state (a highlight or an
-    /// animation phase does not survive the process).
+    /// What a restart does to the transient parts of a state (a highlight, an
+    /// animation, a show/hide phase do not survive the process): `Reducer.settle`.
     public static func restored(_ state: BarState) -> BarState {
-        var s = state
-        s.highlighted = nil
-        s.visibility.phase = .idle
-        return s
+        var r = Reducer(state: state)
+        r.settle()
+        return r.state
     }
 
     /// Appends the journal line of one change (with its newline) to `line`.

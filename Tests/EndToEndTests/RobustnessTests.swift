@@ -164,9 +164,9 @@ enum HostileRows {
         row("unknown field in params", #"{"id":1,"method":"tab.select","params":{"tab":"chat","tabb":1}}"#,
             line(#"{"id":1,"method":"tab.select","params":{"tab":"chat","tabb":1}}"#),
             [params("1", "tabb", #"Unknown field "tabb"; accepted fields: tab, index, if_seq, source."#)])
-        row("unknown field in an item", #"{"id":1,"method":"bar.configure","params":{"items":[{"id":"a","colour":"red"}]}}"#,
-            line(#"{"id":1,"method":"bar.configure","params":{"items":[{"id":"a","colour":"red"}]}}"#),
-            [params("1", "items[0].colour", #"Unknown field "items[0].colour"; accepted fields: id, title, kind, enabled, icon, selected_icon, sound, action, morph, badge, presentation, frame."#)])
+        row("unknown field in a nested object", #"{"id":1,"method":"bar.configure","params":{"items":[{"id":"a","morph":{"title":"A","colour":"red"}}]}}"#,
+            line(#"{"id":1,"method":"bar.configure","params":{"items":[{"id":"a","morph":{"title":"A","colour":"red"}}]}}"#),
+            [params("1", "items[0].morph.colour", #"Unknown field "items[0].morph.colour"; accepted fields: title, icon."#)])
         row("missing params", #"{"id":1,"method":"tab.select"}"#, line(#"{"id":1,"method":"tab.select"}"#),
             [params("1", "tab", #"Missing field "tab" (an item id) or "index" (a position)."#)])
         row("params null", #"{"id":1,"method":"badge.set","params":null}"#, line(#"{"id":1,"method":"badge.set","params":null}"#),
