@@ -76,3 +76,43 @@ import Testing
         #expect(replayer.applied == 1)
     }
 }
+
+extension PersistenceCodecTests {
+    /// Runs a request as the daemon does: reduce, then journal the change as the outcome says.
+    func runJournaled(_ r: inout Reducer, _ journal: inout [UInt8], _ method: String, _ params: String) throws {
+        let json = try JSON.parse(params)
+        guard case .success(let cmd) = Methods.command(for: Request(id: .int(1), method: method, params: json), limits: r.limits) else {
+            Issue.record("\(method) \(params) does not decode")
+            return
+        }
+        let before = r.state.seq
+        let out = r.reduce(cmd, at: 1000)
+        if r.state.seq != before {
+            let entry = out.journal ?? JournalEntry(method, json)
+            Persistence.journalLine(seq: r.state.seq, method: entry.method, params: entry.params, into: &journal)
+        }
+    }
+
+    /// Found by the fuzzer: touches were journaled as received, and a touch-up commits only
+    /// after its touch-down (a transient tracker). A snapshot taken between the two (a
+    /// compaction) made the replayed up commit nothing: the acknowledged selection was lost.
+    @Test(arguments: ["up", "down"])
+    func aTouchCommitSurvivesASnapshotBetweenDownAndUp(commitOn: String) throws {
+        var r = Reducer()
+        var journal: [UInt8] = []
+        try runJournaled(&r, &journal, "bar.configure", #"{"settings":{"commit_on":"\#(commitOn)"}}"#)
+        // "chat" is the fourth item: x 222.5…298.75 at the default layout.
+        try runJournaled(&r, &journal, "touch", #"{"phase":"down","x":250,"y":10,"touch_id":1}"#)
+        let snapshot = Persistence.snapshot(r.state, limits: r.limits)
+        let offset = journal.count
+        try runJournaled(&r, &journal, "touch", #"{"phase":"up","x":250,"y":10,"touch_id":1}"#)
+        try runJournaled(&r, &journal, "touch", #"{"phase":"down","x":10,"y":10,"touch_id":2}"#)
+        #expect(r.state.selected == (commitOn == "down" ? "home" : "chat"))
+        let base = try Persistence.decodeSnapshot(snapshot, limits: r.limits)
+        for (from, start) in [("the snapshot", base), ("the start", BarState.defaultBar)] {
+            var replayer = Persistence.Replayer(Reducer(state: start))
+            replayer.feed(from == "the snapshot" ? Array(journal[offset...]) : journal)
+            #expect(Persistence.restored(replayer.reducer.state) == Persistence.restored(r.state), "replayed from \(from)")
+        }
+    }
+}
