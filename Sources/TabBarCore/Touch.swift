@@ -61,6 +61,7 @@ extension Reducer {
                 var out = Outcome(reply: .success(.null))
                 endTouch(.cancel, into: &out)
                 out.journal = journalEntry(commit: nil, nil)
+                unlessSeen(&out)
                 out.reply = .success(reply())
                 return out
             }
@@ -76,6 +77,7 @@ extension Reducer {
                 touch.active?.committed = true
             }
             out.journal = journalEntry(commit: commit, k)
+            unlessSeen(&out)
             out.reply = .success(reply(commit: commit))
             return out
         case .up, .cancel:
@@ -95,9 +97,19 @@ extension Reducer {
                 highlightEnd(active.item, .cancel, into: &out)
             }
             out.journal = journalEntry(commit: commit, committed)
+            unlessSeen(&out)
             out.reply = .success(reply(commit: commit))
             return out
         }
+    }
+
+    /// A touch whose only effect is on the finger tracker (say an up after `tab.highlight`
+    /// moved the highlight elsewhere) is no change: it takes back the `seq` it counted,
+    /// which would otherwise be a gap every subscriber sees.
+    mutating func unlessSeen(_ out: inout Outcome) {
+        guard out.events.isEmpty else { return }
+        state.seq -= 1
+        out.journal = nil
     }
 
     /// What the journal records for a touch: what it committed, as the request that does

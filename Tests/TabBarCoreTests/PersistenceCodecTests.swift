@@ -116,3 +116,28 @@ extension PersistenceCodecTests {
         }
     }
 }
+
+/// Found by the fuzzer: a touch whose up (or a new down elsewhere) only ended a finger
+/// sequence whose highlight `tab.highlight` had already moved counted a `seq` and
+/// published nothing — a gap in every subscriber's seqs.
+@Suite struct TouchSeqTests {
+    @Test func aTouchThatChangesNothingVisibleCountsNoSeq() throws {
+        var r = Reducer()
+        _ = run(&r, "touch", #"{"phase":"down","x":30,"y":5}"#, at: 0)
+        _ = run(&r, "tab.highlight", #"{"tab":"chat","phase":"begin"}"#, at: 0)
+        let seq = r.state.seq
+        let up = run(&r, "touch", #"{"phase":"up","x":340,"y":5}"#, at: 0)
+        #expect(up.events == [])
+        #expect(r.state.seq == seq)
+        #expect(up.value?["seq"] == .int(Int(seq)))
+        // A down on an item already highlighted by tab.highlight: no new event, no seq.
+        let down = run(&r, "touch", #"{"phase":"down","x":250,"y":5}"#, at: 0)
+        #expect(down.events == [])
+        #expect(r.state.seq == seq)
+        // And the finger is still tracked: its up on the same item commits.
+        let commit = run(&r, "touch", #"{"phase":"up","x":250,"y":5}"#, at: 0)
+        #expect(commit.value?["commit"] == .string("select"))
+        #expect(r.state.seq == seq + 1)
+        #expect(r.state.selected == "chat")
+    }
+}
