@@ -320,6 +320,9 @@ public final class Server {
         let line = Wire.notification(event.method, event.params)
         for s in subscribers where s.wants(event.method) {
             if s.owesResync { continue }
+            // Over the limit only counts when the socket takes no more: a burst bigger than
+            // max_queued_bytes goes out to a subscriber that keeps reading.
+            if s.queued + line.count > config.maxQueuedBytes { _ = s.flush(now: lineReadNs) }
             if s.queued + line.count > config.maxQueuedBytes {
                 // Too slow: its queue goes, one state.resync replaces it.
                 s.dropQueue()
