@@ -49,14 +49,32 @@ final class Connection {
         return false
     }
 
-    /// Drops queued events, keeping any line that is already partly written.
+    /// Drops queued events, keeping any line that is already partly written and every
+    /// reply: a request with an id always gets its reply, even from a subscriber that fell behind.
     func dropQueue() {
         var keep = sent
         if sent > 0 && out[sent - 1] != 0x0A {
             while keep < out.count && out[keep] != 0x0A { keep += 1 }
             if keep < out.count { keep += 1 }
         }
+        var replies: [UInt8] = []
+        var i = keep
+        while i < out.count {
+            var j = i
+            while j < out.count && out[j] != 0x0A { j += 1 }
+            let end = min(j + 1, out.count)
+            if Connection.isReply(out[i..<end]) { replies.append(contentsOf: out[i..<end]) }
+            i = end
+        }
         out.removeSubrange(keep...)
+        out.append(contentsOf: replies)
+    }
+
+    static let replyHead: [UInt8] = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+
+    /// Replies start `{"jsonrpc":"2.0","id":`; notifications `{"jsonrpc":"2.0","method":`.
+    static func isReply(_ line: ArraySlice<UInt8>) -> Bool {
+        line.count >= replyHead.count && line.prefix(replyHead.count).elementsEqual(replyHead)
     }
 
     /// Writes as much as the socket takes. Returns false when the peer is gone.
