@@ -18,6 +18,8 @@ final class Connection {
     var pollingOut = false
     /// Reading is paused because too much output is queued (back-pressure).
     var readPaused = false
+    /// Bytes read but not yet framed when reading was paused (at most one read).
+    var unread: [UInt8] = []
     /// Events were dropped; a `state.resync` is owed.
     var owesResync = false
     var pid: Int32 = 0
@@ -87,7 +89,15 @@ final class Connection {
                 continue
             }
             if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // A client that reads, but never quite catches up, must not make the buffer
+                // grow forever with bytes already sent: drop them once they are most of it.
+                if sent >= 1 << 16 && sent * 2 >= out.count {
+                    out.removeSubrange(0..<sent)
+                    sent = 0
+                }
+                return true
+            }
             return false
         }
         // Everything went out: reuse the buffer.

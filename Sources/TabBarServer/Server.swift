@@ -260,9 +260,10 @@ public final class Server {
                 break
             }
             lineReadNs = now
-            readBuffer.withUnsafeBufferPointer { buf in
-                let chunk = UnsafeBufferPointer(rebasing: buf[0..<n])
-                c.framer.feed(chunk) { unit in handle(unit, from: c) }
+            let used = readBuffer.withUnsafeBufferPointer { buf in frame(UnsafeBufferPointer(rebasing: buf[0..<n]), for: c) }
+            if used < n {
+                // Back-pressure in the middle of a read: the rest waits until the client reads its replies.
+                c.unread = Array(readBuffer[used..<n])
             }
             if c.queued > config.maxQueuedBytes && !c.readPaused {
                 // Back-pressure: stop reading until the client reads its replies.
@@ -272,6 +273,29 @@ public final class Server {
             if n < readBuffer.count { break }
         }
         markDirty(c)
+    }
+
+    /// Frames `bytes` for `c` in slices, stopping as soon as its queued output is over
+    /// max_queued_bytes; returns the bytes consumed. A 64 KiB read of small requests with
+    /// big replies (`state.get`) would otherwise queue megabytes at once.
+    func frame(_ bytes: UnsafeBufferPointer<UInt8>, for c: Connection) -> Int {
+        var off = 0
+        while off < bytes.count && !c.closed && c.queued <= config.maxQueuedBytes {
+            let end = min(bytes.count, off + 4096)
+            c.framer.feed(UnsafeBufferPointer(rebasing: bytes[off..<end])) { unit in handle(unit, from: c) }
+            off = end
+        }
+        return off
+    }
+
+    /// Frames what was read while the client was paused; pauses it again if need be.
+    func resumeUnread(_ c: Connection, now: UInt64) {
+        let pending = c.unread
+        c.unread = []
+        lineReadNs = now
+        let used = pending.withUnsafeBufferPointer { frame($0, for: c) }
+        if used < pending.count { c.unread = Array(pending[used...]) }
+        if c.queued > config.maxQueuedBytes { c.readPaused = true }
     }
 
     func flushDirty(now: UInt64) {
@@ -289,10 +313,23 @@ public final class Server {
                 drop(c)
                 continue
             }
-            let pending = c.queued > 0
             var changed = false
+            // Resume a paused client: first what was read but not framed, flushing as it goes,
+            // until it is paused again by a full socket or everything is framed.
+            while c.readPaused && c.queued <= config.maxQueuedBytes / 2 {
+                c.readPaused = false
+                changed = true
+                guard !c.unread.isEmpty else { break }
+                resumeUnread(c, now: now)
+                if c.closed { break }
+                if !c.flush(now: now) {
+                    drop(c)
+                    break
+                }
+            }
+            if c.closed { continue }
+            let pending = c.queued > 0
             if pending != c.pollingOut { c.pollingOut = pending; changed = true }
-            if c.readPaused && c.queued <= config.maxQueuedBytes / 2 { c.readPaused = false; changed = true }
             if c.readClosed && !pending {
                 drop(c)
                 continue
