@@ -22,6 +22,8 @@ final class Connection {
     var unread: [UInt8] = []
     /// Events were dropped; a `state.resync` is owed.
     var owesResync = false
+    /// Fell behind and has not caught up since (its queue has not been empty).
+    var behind = false
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0

@@ -313,6 +313,7 @@ public final class Server {
                 drop(c)
                 continue
             }
+            if c.queued == 0 { c.behind = false }
             var changed = false
             // Resume a paused client: first what was read but not framed, flushing as it goes,
             // until it is paused again by a full socket or everything is framed.
@@ -364,7 +365,11 @@ public final class Server {
                 // Too slow: its queue goes, one state.resync replaces it.
                 s.dropQueue()
                 s.owesResync = true
-                Log.info("Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)])
+                if !s.behind {
+                    // Once per episode: a stuck subscriber overflows again at every few events.
+                    s.behind = true
+                    Log.info("Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)])
+                }
             } else {
                 s.out.append(contentsOf: line)
                 stats.eventBytes += line.count

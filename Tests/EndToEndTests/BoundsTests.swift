@@ -119,6 +119,9 @@ import TabBarCore
         #expect(e["params"]?["seq"] == .int(next))
         #expect(next == sentinel + 1)
         #expect(try writer.call("stats.get")["result"]?["resyncs"]?.intValue ?? 0 >= 1)
+        // One log line for the episode, not one per overflow.
+        #expect(d.stop() == 0)
+        #expect(d.readStderr().components(separatedBy: "Subscriber fell behind").count - 1 == 1)
     }
 
     /// A burst of changes bigger than max_queued_bytes (500 changes, ≈ 55 KB, against
