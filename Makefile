@@ -8,11 +8,15 @@ ARGS    ?=
 BINDIR   = $(DESTDIR)$(PREFIX)/bin
 SHAREDIR = $(DESTDIR)$(PREFIX)/share/tabbard
 DOCDIR   = $(DESTDIR)$(PREFIX)/share/doc/tabbard
+# systemd, sysusers.d and tmpfiles.d all search PREFIX/lib/… for /usr/local as for /usr.
+UNITDIR  = $(DESTDIR)$(PREFIX)/lib/systemd
+SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
+TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 
 # Debian packages the build, the tests and the benchmarks use.
-APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps
+APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
 
-.PHONY: all deps build release run test test-swift test-contract test-units install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
+.PHONY: all deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
 
 all: build
 
@@ -39,7 +43,7 @@ run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
 ## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units, a short fuzz run
-test: deps test-swift test-contract test-units fuzz-smoke
+test: deps test-swift test-contract test-units test-sandbox fuzz-smoke
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -52,24 +56,30 @@ test-contract:
 test-units:
 	bash systemd/check-units.sh
 
+## test-sandbox: the real daemon inside the system unit's sandbox (needs root; says SKIP otherwise)
+test-sandbox:
+	$(SWIFT) build --product tabbard
+	$(SWIFT) build --product tabbarctl
+	bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
+
 install: release
 	install -d $(BINDIR) $(SHAREDIR)/sounds $(DOCDIR)
 	install -m 0755 .build/release/tabbard .build/release/tabbarctl $(BINDIR)/
 	install -m 0644 Sounds/*.wav $(SHAREDIR)/sounds/
 	install -m 0644 docs/*.md README.md $(DOCDIR)/
 	systemd/render.sh $(PREFIX) .build/systemd
-	install -d $(DESTDIR)/usr/lib/systemd/user $(DESTDIR)/usr/lib/systemd/system \
-	  $(DESTDIR)/usr/lib/sysusers.d $(DESTDIR)/usr/lib/tmpfiles.d
-	install -m 0644 .build/systemd/user/tabbard.service .build/systemd/user/tabbard.socket $(DESTDIR)/usr/lib/systemd/user/
-	install -m 0644 .build/systemd/system/tabbard.service .build/systemd/system/tabbard.socket $(DESTDIR)/usr/lib/systemd/system/
-	install -m 0644 .build/systemd/sysusers.d/tabbard.conf $(DESTDIR)/usr/lib/sysusers.d/
-	install -m 0644 .build/systemd/tmpfiles.d/tabbard.conf $(DESTDIR)/usr/lib/tmpfiles.d/
+	install -d $(UNITDIR)/user $(UNITDIR)/system $(SYSUSERSDIR) $(TMPFILESDIR)
+	install -m 0644 .build/systemd/user/tabbard.service .build/systemd/user/tabbard.socket $(UNITDIR)/user/
+	install -m 0644 .build/systemd/system/tabbard.service .build/systemd/system/tabbard.socket $(UNITDIR)/system/
+	install -m 0644 .build/systemd/sysusers.d/tabbard.conf $(SYSUSERSDIR)/
+	install -m 0644 .build/systemd/tmpfiles.d/tabbard.conf $(TMPFILESDIR)/
 
 uninstall:
 	rm -f $(BINDIR)/tabbard $(BINDIR)/tabbarctl
 	rm -rf $(SHAREDIR) $(DOCDIR)
-	rm -f $(DESTDIR)/usr/lib/systemd/user/tabbard.* $(DESTDIR)/usr/lib/systemd/system/tabbard.* \
-	  $(DESTDIR)/usr/lib/sysusers.d/tabbard.conf $(DESTDIR)/usr/lib/tmpfiles.d/tabbard.conf
+	rm -f $(UNITDIR)/user/tabbard.socket $(UNITDIR)/user/tabbard.service \
+	  $(UNITDIR)/system/tabbard.socket $(UNITDIR)/system/tabbard.service \
+	  $(SYSUSERSDIR)/tabbard.conf $(TMPFILESDIR)/tabbard.conf
 
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail)
 bench: release

@@ -26,6 +26,7 @@ public final class Server {
     var running = true
     var watchdogIntervalNs: UInt64?
     var nextWatchdogNs: UInt64 = 0
+    var status = StatusNotifier(enabled: Systemd.notifySocketSet)
     let helloLine: [UInt8]
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
@@ -37,22 +38,26 @@ public final class Server {
     public init(config: ServerConfig) throws {
         self.config = config
         stats.startedNs = Posix.monotonicNs()
+        // The socket first: a daemon that finds another one live must not touch its state.
+        let listener: Int32, owned: Bool
+        if let fd = try Systemd.inheritedListener() {
+            (listener, owned) = (fd, false)
+            Log.info("Using the socket passed by systemd", ["fd": String(fd), "path": Systemd.boundPath(fd) ?? "?"])
+        } else {
+            (listener, owned) = (try Listener.bind(path: config.socketPath), true)
+        }
+        listenFD = listener
+        ownsSocketPath = owned
         store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs)
         do {
             reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap)
             reducer.settle()
         } catch {
+            close(listener)
+            if owned { unlink(config.socketPath) }
             throw ServerError("cannot use the state file \(config.statePath): \(error)")
         }
         audio = AudioService(config: config)
-        if let fd = try Systemd.inheritedListener() {
-            listenFD = fd
-            ownsSocketPath = false
-            Log.info("Using the socket passed by systemd", ["fd": String(fd)])
-        } else {
-            listenFD = try Listener.bind(path: config.socketPath)
-            ownsSocketPath = true
-        }
         epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
         var mask = sigset_t()
         sigemptyset(&mask)
@@ -86,16 +91,27 @@ public final class Server {
         epoll_ctl(epfd, EPOLL_CTL_MOD, c.fd, &ev)
     }
 
-    /// What `STATUS=` says.
+    /// What `STATUS=` says, e.g. "Serving 3 clients (1 subscribed); 6 sounds, audio null ok".
     var statusLine: String {
-        "Serving \(conns.count) client\(conns.count == 1 ? "" : "s"), \(subscribers.count) subscribed; seq \(reducer.state.seq); \(audio.statusSummary)"
+        "Serving \(conns.count) client\(conns.count == 1 ? "" : "s") (\(subscribers.count) subscribed); \(audio.availabilitySummary)"
+    }
+
+    var statusKey: StatusNotifier.Key {
+        .init(clients: conns.count, subscribed: subscribers.count, sounds: audio.bank.sounds.count, audioOK: audio.deviceOK)
+    }
+
+    /// `READY=1` (start-up, end of a reload) with the current `STATUS=`.
+    func notifyReady() {
+        Systemd.notify("READY=1\nSTATUS=\(statusLine)")
+        status.sent(statusKey, nowNs: Posix.monotonicNs())
     }
 
     /// Runs until SIGTERM/SIGINT. Returns the exit status.
     public func run() -> Int32 {
-        Log.notice("tabbard \(Server.version) ready", ["socket": ownsSocketPath ? config.socketPath : "(systemd)",
+        Log.notice("tabbard \(Server.version) ready", ["socket": ownsSocketPath ? config.socketPath : "(systemd) " + (Systemd.boundPath(listenFD) ?? "?"),
                                                         "state": config.statePath, "audio": audio.statusSummary])
-        Systemd.notify("READY=1\nSTATUS=\(statusLine)")
+        // Socket listening, state restored, sounds loaded: clients are served from here on.
+        notifyReady()
         var events = [epoll_event](repeating: epoll_event(), count: 128)
         while running {
             let timeout = nextTimeoutMs()
@@ -141,6 +157,10 @@ public final class Server {
             timeout = timeout < 0 ? ms : min(timeout, ms)
             _ = interval
         }
+        if status.enabled, let due = status.deadline(statusKey, nowNs: now) {
+            let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
+            timeout = timeout < 0 ? ms : min(timeout, ms)
+        }
         if conns.values.contains(where: { $0.queued > 0 }) {
             timeout = timeout < 0 ? 1000 : min(timeout, 1000)
         }
@@ -154,6 +174,14 @@ public final class Server {
             // Sent from the state loop: a stuck loop stops the pings and systemd restarts us.
             Systemd.notify("WATCHDOG=1")
             nextWatchdogNs = now + interval
+        }
+        if status.enabled {
+            let key = statusKey
+            if status.due(key, nowNs: now) {
+                Systemd.notify("STATUS=\(statusLine)")
+                status.sent(key, nowNs: now)
+            }
+            status.polled(nowNs: now)
         }
         if store.needsCompaction {
             do { try store.compact(reducer.state, limits: reducer.limits) } catch {
@@ -184,7 +212,11 @@ public final class Server {
             }
             var pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0
             _ = tabbard_peer_cred(fd, &pid, &uid, &gid)
-            if !allowed(uid: uid, gid: gid) {
+            // A socket from systemd is guarded by its unit's SocketUser=/SocketGroup=/SocketMode=
+            // (the system one is root:tabbard 0660, and under PrivateUsers= peers other than root
+            // and tabbard show up as "nobody"): whoever could connect may talk. The peer check
+            // guards a socket tabbard bound itself.
+            if ownsSocketPath && !allowed(uid: uid, gid: gid) {
                 stats.connectionsRefused += 1
                 refuse(fd, .permissionDenied("uid \(uid) may not use this tabbard (allowed: its own uid \(getuid()), root, and allowed_uids/allowed_gids in the config)."))
                 Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])
@@ -385,10 +417,11 @@ public final class Server {
         while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
             switch Int32(info.ssi_signo) {
             case SIGHUP:
-                Systemd.notify("RELOADING=1\nSTATUS=Reloading sounds")
+                // Clients stay connected and the state is untouched; only the sounds are re-read.
+                Systemd.notify(Systemd.reloadingMessage(status: "Reloading sounds", nowNs: Posix.monotonicNs()))
                 Log.notice("SIGHUP: reloading sounds")
                 audio.reload()
-                Systemd.notify("READY=1\nSTATUS=\(statusLine)")
+                notifyReady()
             default:
                 Log.notice("Stopping", ["signal": String(info.ssi_signo)])
                 running = false
@@ -397,7 +430,8 @@ public final class Server {
     }
 
     func shutdown() {
-        Systemd.notify("STOPPING=1\nSTATUS=Stopping")
+        // Order: STOPPING=1, server.stopping to subscribers, state flushed, socket closed.
+        Systemd.notify("STOPPING=1\nSTATUS=Stopping: saving the state")
         broadcast(Event("server.stopping", .obj([:])))
         let now = Posix.monotonicNs()
         for c in conns.values { _ = c.flush(now: now) }

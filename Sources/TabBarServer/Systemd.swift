@@ -8,6 +8,16 @@ enum Systemd {
         _ = sd_notify(0, state)
     }
 
+    /// Whether a service manager (or a test) listens for notify messages.
+    static var notifySocketSet: Bool { Posix.env("NOTIFY_SOCKET") != nil }
+
+    /// `RELOADING=1` as systemd wants it. `MONOTONIC_USEC=` (CLOCK_MONOTONIC, µs) is
+    /// what systemd 253+ matches a `Type=notify-reload` reload against; 252 ignores
+    /// unknown fields, so it is always sent.
+    static func reloadingMessage(status: String, nowNs: UInt64) -> String {
+        "RELOADING=1\nMONOTONIC_USEC=\(nowNs / 1000)\nSTATUS=\(status)"
+    }
+
     /// The watchdog interval in µs when systemd (or a test) asks for pings to this process.
     static func watchdogUsec() -> UInt64? {
         var usec: UInt64 = 0
@@ -15,20 +25,52 @@ enum Systemd {
         return r > 0 && usec > 0 ? usec : nil
     }
 
-    /// The listening socket passed by socket activation, validated; nil when there is none.
-    /// The LISTEN_* variables are cleared so children do not inherit them.
+    /// The listening socket passed by socket activation, validated; nil when there is none
+    /// (no LISTEN_FDS, or LISTEN_PID names another process). LISTEN_PID, LISTEN_FDS and
+    /// LISTEN_FDNAMES are cleared in every case, so nothing started later inherits them.
     static func inheritedListener() throws(ServerError) -> Int32? {
+        let names = Posix.env("LISTEN_FDNAMES")
+        let given = "LISTEN_PID=\(Posix.env("LISTEN_PID") ?? "") LISTEN_FDS=\(Posix.env("LISTEN_FDS") ?? "")"
         let n = sd_listen_fds(1)
-        if n < 0 { throw ServerError("socket activation: \(Errno(-n))") }
+        if n < 0 { throw ServerError("socket activation: \(given) is not valid (\(Errno(-n)))") }
         if n == 0 { return nil }
         let fd = SD_LISTEN_FDS_START
-        if n > 1 { Log.warning("socket activation passed \(n) sockets; using the first", ["fd": String(fd)]) }
+        if n > 1 {
+            // One socket is all tabbard serves; the rest would only sit unused.
+            Log.warning("socket activation passed \(n) sockets; using the first, closing the others (one ListenStream= in tabbard.socket)",
+                        ["fd": String(fd), "names": names ?? ""])
+            for extra in (fd + 1)..<(fd + n) { close(extra) }
+        }
+        do { try adoptListener(fd) } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Checks that `fd` is a listening AF_UNIX stream socket and makes it non-blocking and close-on-exec.
+    static func adoptListener(_ fd: Int32) throws(ServerError) {
         if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) <= 0 {
             throw ServerError("socket activation: fd \(fd) is not a listening AF_UNIX stream socket; fix ListenStream= in tabbard.socket")
         }
         Posix.setNonBlocking(fd)
         Posix.setCloexec(fd)
-        return fd
+    }
+
+    /// The path a listening AF_UNIX socket is bound to (for logs and STATUS=), if it has one.
+    static func boundPath(_ fd: Int32) -> String? {
+        var addr = sockaddr_un()
+        var len = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let r = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        let pathBytes = Int(len) - MemoryLayout<sa_family_t>.size
+        guard r == 0, addr.sun_family == sa_family_t(AF_UNIX), pathBytes > 0 else { return nil }
+        return withUnsafeBytes(of: &addr.sun_path) { raw in
+            let bytes = raw.prefix(pathBytes)
+            if bytes.first == 0 { return "@" + String(decoding: bytes.dropFirst().prefix { $0 != 0 }, as: UTF8.self) }
+            return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
     }
 }
 
@@ -92,5 +134,73 @@ enum Listener {
             throw ServerError("cannot listen on \(path): \(e)")
         }
         return fd
+    }
+}
+
+/// `STATUS=` bookkeeping: what was last said and when. An update goes out when something a
+/// person reading `systemctl status` cares about changed (clients, subscribers, sounds,
+/// whether the audio device works), at most once per `minIntervalNs` — never per request.
+struct StatusNotifier {
+    /// The facts `STATUS=` reports; a change in any of them is worth an update.
+    struct Key: Equatable {
+        var clients: Int
+        var subscribed: Int
+        var sounds: Int
+        var audioOK: Bool
+    }
+
+    /// False without NOTIFY_SOCKET: then nothing is computed or sent.
+    let enabled: Bool
+    let minIntervalNs: UInt64
+    /// How often an idle loop wakes to look at the audio device (which changes on the audio thread).
+    let pollIntervalNs: UInt64
+    private(set) var sentKey: Key?
+    private(set) var sentNs: UInt64 = 0
+    private(set) var polledNs: UInt64 = 0
+
+    init(enabled: Bool, minIntervalNs: UInt64 = 1_000_000_000, pollIntervalNs: UInt64 = 5_000_000_000) {
+        self.enabled = enabled
+        self.minIntervalNs = minIntervalNs
+        self.pollIntervalNs = pollIntervalNs
+    }
+
+    /// Whether an update should be sent now.
+    func due(_ key: Key, nowNs: UInt64) -> Bool {
+        enabled && key != sentKey && nowNs >= sentNs + minIntervalNs
+    }
+
+    /// When the loop has to wake up for `STATUS=` (nil: it need not).
+    func deadline(_ key: Key, nowNs: UInt64) -> UInt64? {
+        guard enabled else { return nil }
+        if key != sentKey { return max(nowNs, sentNs + minIntervalNs) }
+        return polledNs + pollIntervalNs
+    }
+
+    mutating func sent(_ key: Key, nowNs: UInt64) {
+        sentKey = key
+        sentNs = nowNs
+        polledNs = nowNs
+    }
+
+    mutating func polled(nowNs: UInt64) { polledNs = nowNs }
+}
+
+extension AudioService {
+    /// Whether clicks can be played right now (the device is open).
+    var deviceOK: Bool { engine?.isAvailable ?? false }
+
+    /// Sounds and device for `STATUS=`: "6 sounds, audio alsa:default ok" — not
+    /// playing/idle, which changes with every click.
+    var availabilitySummary: String {
+        let device: String
+        if let engine {
+            if engine.isAvailable { device = "ok" } else {
+                let state = engine.deviceState
+                device = state == "closed" ? "opening" : state
+            }
+        } else {
+            device = "not running"
+        }
+        return "\(bank.sounds.count) sound\(bank.sounds.count == 1 ? "" : "s"), audio \(sinkName) \(device)"
     }
 }
