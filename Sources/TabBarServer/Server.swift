@@ -185,6 +185,7 @@ public final class Server {
         }
         if store.needsCompaction {
             do { try store.compact(reducer.state, limits: reducer.limits) } catch {
+                store.compactionFailed()
                 Log.error("Compacting the state failed; the journal keeps growing", ["error": "\(error)"])
             }
         }

@@ -145,7 +145,18 @@ final class StateStore {
         lastFsyncNs = Posix.monotonicNs()
     }
 
-    var needsCompaction: Bool { entries >= compactEvery }
+    /// After a failed compaction (a full disk, say), when to try again.
+    private var retryAfterNs: UInt64 = 0
+    private var retryDelayMs = 0
+
+    var needsCompaction: Bool { entries >= compactEvery && Posix.monotonicNs() >= retryAfterNs }
+
+    /// A periodic compaction failed: the journal keeps every change meanwhile; try again in
+    /// 1 s, 2 s, 4 s … at most every minute (not at every loop turn, logging each time).
+    func compactionFailed() {
+        retryDelayMs = min(max(1000, retryDelayMs * 2), 60_000)
+        retryAfterNs = Posix.monotonicNs() + UInt64(retryDelayMs) * 1_000_000
+    }
 
     /// Writes a snapshot of `state` atomically and empties the journal.
     func compact(_ state: BarState, limits: Limits) throws(Errno) {
@@ -173,6 +184,8 @@ final class StateStore {
         entries = 0
         dirtySinceFsync = false
         lastError = nil
+        retryDelayMs = 0
+        retryAfterNs = 0
     }
 
     private func openJournal() throws(Errno) {

@@ -176,6 +176,39 @@ let canMountTmpfs: Bool = {
         #expect(d.stop() == 0)
     }
 
+    /// Compaction fails on a full disk while journal appends still fit (the journal's last
+    /// page has room): the daemon keeps serving, keeps every change in the journal, and
+    /// retries the snapshot now and then — not at every request, with a log line each time.
+    @Test(.enabled(if: canMountTmpfs, "needs root with CAP_SYS_ADMIN to mount a tmpfs"))
+    func aFailingCompactionIsRetriedQuietly() throws {
+        let dir = try makeTempDir("tabbard-compact")
+        let disk = dir + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        #expect(mount("tmpfs", disk, "tmpfs", 0, "size=256k") == 0)
+        defer { umount2(disk, Int32(MNT_DETACH)) }
+        try Data(#"{"compact_every":3}"#.utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
+        let args = ["--state", disk + "/state.json", "--config", dir + "/config.json"]
+        var d = try Daemon(extraArgs: args, dir: dir)
+        let c = try RawClient(path: d.socket)
+        for k in 1...4 { #expect(try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#)["result"] != nil) }
+        // The journal now holds one line in one page; fill the rest of the disk.
+        let filler = open(disk + "/filler", O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 0, count: 4096)
+        while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+        close(filler)
+        for k in 5...6 { #expect(try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#)["result"] != nil, "journaled in the page's room") }
+        for _ in 0..<200 { #expect(try c.call("ping")["result"] == .obj([:])) }
+        #expect(try c.call("stats.get")["result"]?["journal"]?["error"] != .null)
+        d.kill9()
+        let log = d.readStderr()
+        let failures = log.components(separatedBy: "Compacting the state failed").count - 1
+        #expect(failures >= 1 && failures <= 3, "\(failures) compaction failures logged")
+        unlink(disk + "/filler")
+        d = try Daemon(extraArgs: args, dir: dir)
+        #expect(Self.counts(try RawClient(path: d.socket).call("state.get")["result"])["chat"] == 6)
+        #expect(d.stop() == 0)
+    }
+
     /// A journal whose third line is garbage: the first two entries are replayed, the file
     /// is copied aside, one log line says so, and the daemon serves (and journals) again.
     @Test func aCorruptJournalKeepsItsGoodPrefix() throws {
