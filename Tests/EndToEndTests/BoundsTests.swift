@@ -209,6 +209,28 @@ import TabBarCore
         #expect(line?.contains("uid=\(getuid())") == true)
     }
 
+    /// `voices` bounds what plays at once: 300 pipelined `sound.play` with 4 voices are all
+    /// answered (a voice id, or `audio_unavailable` when the engine's queue is full), the
+    /// oldest voices are stolen, and the state keeps being served.
+    @Test func aSoundFloodStealsVoices() throws {
+        let d = try startDaemon(config: #"{"voices":4}"#)
+        defer { #expect(d.stop() == 0) }
+        let c = try RawClient(path: d.socket)
+        var batch = ""
+        for k in 0..<300 { batch += #"{"id":\#(k),"method":"sound.play","params":{"name":"click"}}"# + "\n" }
+        try c.send(batch)
+        for k in 0..<300 {
+            let r = try #require(try c.readJSON())
+            #expect(r["id"] == .int(k))
+            #expect(r["result"]?["voice"] != nil || r["error"]?["data"]?["kind"] == .string("audio_unavailable"), "\(r.text)")
+        }
+        #expect(try c.call("tab.select", #"{"tab":"me"}"#)["result"]?["selected"] == .string("me"))
+        try waitUntil("stolen voices") {
+            let engine = try c.call("stats.get")["result"]?["audio"]?["engine"]
+            return engine?["voices"] == .int(4) && (engine?["voices_stolen"]?.intValue ?? 0) > 0
+        }
+    }
+
     /// Back-pressure: a client that pipelines 20,000 `state.get` (≈ 60 MB of replies) and
     /// reads late is paused, not buffered: the daemon's memory stays bounded, others are
     /// served, and when it reads it gets every reply, in order.
