@@ -81,9 +81,20 @@ uninstall:
 	  $(UNITDIR)/system/tabbard.socket $(UNITDIR)/system/tabbard.service \
 	  $(SYSUSERSDIR)/tabbard.conf $(TMPFILESDIR)/tabbard.conf
 
-## bench: the benchmark suite against a release daemon (figures, not pass/fail)
-bench: release
-	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds $(ARGS)
+## bench: the benchmark suite against a release daemon (figures, not pass/fail);
+## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.
+BENCH_CC = cc -O2 -Wall -Wextra
+bench: release .build/bench/floor .build/bench/libclickshim.so
+	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds \
+	  --floor .build/bench/floor --shim .build/bench/libclickshim.so $(ARGS)
+
+.build/bench/floor: bench/floor/floor.c
+	@mkdir -p $(@D)
+	$(BENCH_CC) -o $@ $<
+
+.build/bench/libclickshim.so: bench/preload/clickshim.c
+	@mkdir -p $(@D)
+	$(BENCH_CC) -shared -fPIC -o $@ $< -ldl
 
 ## fuzz: the protocol fuzzer (libFuzzer + ASan, docs/ROBUSTNESS.md) for FUZZ_SECONDS or FUZZ_RUNS inputs
 ## (0 / -1: no limit). Seeds: Fuzz/corpus; what it learns goes to .build/fuzz-corpus; crashes to fuzz-artifacts/.

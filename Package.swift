@@ -27,7 +27,11 @@ let package = Package(
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient"], path: "bench",
+        // The benchmark (make bench). Its C helpers (the floor server, the LD_PRELOAD click shim)
+        // are built by the Makefile with cc, not by SwiftPM.
+        .systemLibrary(name: "CBench", path: "bench/CBench"),
+        .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient", "TabBarCore", "CBench"], path: "bench",
+                          exclude: ["floor", "preload", "CBench"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
 
         // The protocol fuzzer: invariants in a library (also run by FuzzTests), the libFuzzer

@@ -1,1 +1,534 @@
-print("x")
+// tabbard-bench: the figures of issue 7, measured from outside a release tabbard,
+// each beside a same-run reference (a bare C epoll server, `aplay` per event).
+// Figures, not pass/fail: the exit status is 0 whenever the measurements ran.
+@preconcurrency import Glibc
+import TabBarCore
+import TabBarClient
+
+let usage = """
+Usage: tabbard-bench --daemon PATH [options]
+
+  --daemon PATH       the tabbard binary (a release build)
+  --sounds DIR        sounds directory passed to tabbard (default: Sounds)
+  --floor PATH        the reference server (default: .build/bench/floor)
+  --shim PATH         the LD_PRELOAD click shim (default: .build/bench/libclickshim.so)
+  --quick             fewer samples and shorter windows (~1 minute)
+  --json              print the JSON result to stdout instead of the table
+  --out PATH          where to write the JSON (default: .bench/results.json)
+  --server-cpu N      CPU the servers (tabbard, floor, aplay) are pinned to (default 0)
+  --client-cpu N      CPU the benchmark's clients run on for "cross-cpu" (default 1)
+  --keep              keep the temporary directory (logs, state)
+
+  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N]
+                      only drive pipelined tab.select load (or fan-out rounds, or N
+                      sequential round trips) at a running server and print the figure
+                      (for perf / callgrind / A-B runs)
+"""
+
+struct Options {
+    var daemon = ""
+    var sounds = "Sounds"
+    var floor = ".build/bench/floor"
+    var shim = ".build/bench/libclickshim.so"
+    var quick = false
+    var json = false
+    var out = ".bench/results.json"
+    var serverCPU = 0
+    var clientCPU = 1
+    var keep = false
+    var load: String?
+    var loadClients = 1
+    var loadSeconds = 5.0
+    var loadSubscribers = 0
+    var spin = false
+    var loadRoundTrips = 0
+}
+
+func parseOptions() -> Options {
+    var o = Options()
+    var args = CommandLine.arguments.dropFirst().makeIterator()
+    func value(_ flag: String) -> String {
+        guard let v = args.next() else { fputs("tabbard-bench: \(flag) needs a value\n", stderr); exit(2) }
+        return v
+    }
+    while let a = args.next() {
+        switch a {
+        case "--daemon": o.daemon = value(a)
+        case "--sounds": o.sounds = value(a)
+        case "--floor": o.floor = value(a)
+        case "--shim": o.shim = value(a)
+        case "--quick": o.quick = true
+        case "--json": o.json = true
+        case "--out": o.out = value(a)
+        case "--server-cpu": o.serverCPU = Int(value(a)) ?? 0
+        case "--client-cpu": o.clientCPU = Int(value(a)) ?? 1
+        case "--keep": o.keep = true
+        case "--load": o.load = value(a)
+        case "--clients": o.loadClients = Int(value(a)) ?? 1
+        case "--seconds": o.loadSeconds = Double(value(a)) ?? 5
+        case "--subscribers": o.loadSubscribers = Int(value(a)) ?? 0
+        case "--spin": o.spin = true
+        case "--round-trips": o.loadRoundTrips = Int(value(a)) ?? 0
+        case "--help", "-h": print(usage); exit(0)
+        default: fputs("tabbard-bench: unknown option \(a)\n\(usage)\n", stderr); exit(2)
+        }
+    }
+    if let socket = o.load {
+        do {
+            if o.loadRoundTrips > 0 {
+                let d = Dist(try roundTrips(socket: socket, n: o.loadRoundTrips, warmup: o.loadRoundTrips / 10))
+                print("round trip: p50 \(fmtUs(d.p50)) p90 \(fmtUs(d.p90)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
+                exit(0)
+            }
+            if o.loadSubscribers > 0 {
+                let d = Dist(try fanout(socket: socket, subscribers: o.loadSubscribers, iterations: Int(o.loadSeconds * 100), warmup: 10, spin: o.spin))
+                print("fan-out to \(o.loadSubscribers): p50 \(fmtUs(d.p50)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
+                exit(0)
+            }
+            let (rate, total) = try pipelined(socket: socket, clients: o.loadClients, window: 64, seconds: o.loadSeconds, warmupSeconds: 0.2)
+            print("\(Int(rate)) requests/s (\(total) sent)")
+            exit(0)
+        } catch {
+            fputs("tabbard-bench: \(error)\n", stderr)
+            exit(1)
+        }
+    }
+    if o.daemon.isEmpty { fputs(usage + "\n", stderr); exit(2) }
+    return o
+}
+
+func fmtPct(_ j: JSON?) -> String { String(format1: j?.doubleValue ?? 0, digits: 1) + "%" }
+
+func progress(_ s: String) { fputs("bench: \(s)\n", stderr) }
+
+func absolute(_ path: String) -> String {
+    if path.hasPrefix("/") { return path }
+    var buf = [CChar](repeating: 0, count: 4096)
+    guard getcwd(&buf, buf.count) != nil else { return path }
+    return String(cString: buf) + "/" + path
+}
+
+func writeFile(_ path: String, _ text: String) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { progress("cannot write \(path): \(errnoString())"); return }
+    _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+
+extension String {
+    func replacingNewlines() -> String { split(separator: "\n").joined(separator: " ") }
+}
+
+func commandOutput(_ cmd: String) -> String {
+    guard let f = popen(cmd, "r") else { return "" }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        out.append(contentsOf: buf[0..<n])
+    }
+    pclose(f)
+    var s = String(decoding: out, as: UTF8.self)
+    while s.hasSuffix("\n") { s.removeLast() }
+    return s
+}
+
+let opt = parseOptions()
+let quick = opt.quick
+let daemonPath = absolute(opt.daemon)
+let floorPath = absolute(opt.floor)
+let shimPath = absolute(opt.shim)
+let soundsDir = absolute(opt.sounds)
+for (what, p) in [("tabbard", daemonPath), ("floor server", floorPath), ("click shim", shimPath)] where access(p, R_OK) != 0 {
+    fputs("tabbard-bench: the \(what) is missing at \(p) (run `make bench`, which builds it)\n", stderr)
+    exit(2)
+}
+let cpus = onlineCPUs()
+let serverCPU = min(opt.serverCPU, cpus - 1)
+let clientCPU = cpus > 1 ? min(opt.clientCPU, cpus - 1) : serverCPU
+/// Client placements measured: same CPU as the server, and (with 2+ CPUs) the other one.
+let pinnings: [(name: String, cpu: Int)] = clientCPU != serverCPU
+    ? [("same-cpu", serverCPU), ("cross-cpu", clientCPU)] : [("same-cpu", serverCPU)]
+
+var limit = rlimit()
+getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+limit.rlim_cur = limit.rlim_max
+setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+signal(SIGPIPE, SIG_IGN)
+
+var template = Array("/tmp/tabbard-bench.XXXXXX".utf8CString)
+guard mkdtemp(&template) != nil else { fputs("mkdtemp failed\n", stderr); exit(1) }
+let tmp = String(cString: template)
+progress("working in \(tmp); servers pinned to CPU \(serverCPU), clients on CPU \(pinnings.map { "\($0.cpu) (\($0.name))" }.joined(separator: " / "))")
+
+let benchStart = nowNs()
+pinThread(cpu: clientCPU)
+
+// Configs: enough clients for 1,000 subscribers; the ALSA daemon stops its stream
+// 100 ms after the last sound so that "click after idle" can be sampled quickly.
+writeFile("\(tmp)/null.json", #"{"max_clients": 4096}"#)
+writeFile("\(tmp)/alsa.json", #"{"max_clients": 64, "idle_stop_ms": 100}"#)
+
+func daemonArgv(socket: String, state: String, audio: [String], config: String) -> [String] {
+    [daemonPath, "--socket", socket, "--state", state, "--sounds", soundsDir, "--config", config, "--log-level", "warning"] + audio
+}
+
+/// Starts a pinned server and waits until its socket answers.
+func startServer(_ argv: [String], socket: String, env: [String: String] = [:], log: String) throws -> Child {
+    unlink(socket)
+    pinThread(cpu: serverCPU)
+    let child = try spawn(argv, env: env, unset: ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET", "WATCHDOG_USEC"], logPath: log)
+    pinThread(cpu: clientCPU)
+    let deadline = nowNs() + 10_000_000_000
+    while nowNs() < deadline {
+        if child.poll() { throw BenchError("\(argv[0]) exited at start (see \(log))") }
+        if let fd = connectUnix(socket) {
+            let ok = LineReader(fd: fd).readLine() != nil
+            close(fd)
+            if ok { return child }
+        }
+        sleepMs(0.2)
+    }
+    child.stop()
+    throw BenchError("\(argv[0]) did not answer on \(socket) (see \(log))")
+}
+
+func statsGet(_ socket: String) throws -> JSON {
+    let c = try TabBarConnection(path: socket, timeoutMs: 5000)
+    defer { c.close() }
+    return try c.call("stats.get")
+}
+
+var children: [Child] = []
+func cleanup() {
+    for c in children { c.stop() }
+    if !opt.keep { _ = commandOutput("rm -rf '\(tmp)'") }
+}
+
+var result: [JSON.Member] = []
+var rows: [Row] = []
+
+func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? String(format1: a / b, digits: 2) + "×" : "-" }
+func verdict(_ ok: Bool) -> String { ok ? "met" : "NOT MET" }
+
+do {
+    // MARK: machine
+    let kernel = commandOutput("uname -sr")
+    let model = commandOutput("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'")
+    let memory = commandOutput("grep MemTotal /proc/meminfo | awk '{printf \"%.1f GB\", $2/1048576}'")
+    result.append(JSON.Member("machine", .obj([
+        "cpu": .string(model), "cpus": .int(cpus), "kernel": .string(kernel), "memory": .string(memory),
+        "virtualization": .string(commandOutput("systemd-detect-virt 2>/dev/null || echo unknown")),
+    ])))
+    result.append(JSON.Member("pinning", .obj([
+        "server_cpu": .int(serverCPU), "client_cpus": .obj(KeyValuePairs(dictionaryLiteral: ("same-cpu", .int(serverCPU)), ("cross-cpu", .int(clientCPU)))),
+        "how": .string("sched_setaffinity on the bench thread before posix_spawn (what `taskset -c N` does): every server thread (tabbard's state loop and audio thread, floor, aplay) is on server_cpu; the bench's clients run on the client CPU of the placement"),
+    ])))
+    result.append(JSON.Member("quick", .bool(quick)))
+    result.append(JSON.Member("command", .string(CommandLine.arguments.joined(separator: " "))))
+    result.append(JSON.Member("tabbard_version", .string(commandOutput("'\(daemonPath)' --version 2>&1"))))
+    result.append(JSON.Member("git_commit", .string(commandOutput("git rev-parse --short HEAD 2>/dev/null; git diff --quiet 2>/dev/null || echo '(+ uncommitted changes)'").replacingNewlines())))
+
+    // Other work on the machine (builds, tests) skews every figure: sample it before
+    // the run and during the idle window, when our own processes are asleep.
+    let busy0 = machineTicks()
+    sleepMs(1000)
+    let backgroundBefore = busyPercent(busy0, machineTicks())
+    if backgroundBefore > 5 { progress("warning: the machine is \(Int(backgroundBefore))% busy before the run; figures will be noisy") }
+
+    // MARK: start-up
+    let startRuns = quick ? 3 : 10
+    progress("start-up: \(startRuns) starts each of tabbard and the floor")
+    var tabStart: [StartupSample] = []
+    var floorStart: [StartupSample] = []
+    for _ in 0..<startRuns {
+        tabStart.append(try startupOnce(argv: daemonArgv(socket: "\(tmp)/start.sock", state: "\(tmp)/state-start/state.json",
+                                                          audio: ["--audio", "null"], config: "\(tmp)/null.json"),
+                                        socket: "\(tmp)/start.sock", notifyPath: "\(tmp)/notify.sock",
+                                        logPath: "\(tmp)/start.log", serverCPU: serverCPU, clientCPU: clientCPU))
+        floorStart.append(try startupOnce(argv: [floorPath, "\(tmp)/fstart.sock"], socket: "\(tmp)/fstart.sock", notifyPath: nil,
+                                          logPath: "\(tmp)/fstart.log", serverCPU: serverCPU, clientCPU: clientCPU))
+    }
+    let readyDist = Dist(tabStart.compactMap { $0.readyNs })
+    let answerDist = Dist(tabStart.map { $0.socketNs })
+    let floorAnswer = Dist(floorStart.map { $0.socketNs })
+
+    // MARK: servers for the state path
+    let floor = try startServer([floorPath, "\(tmp)/floor.sock"], socket: "\(tmp)/floor.sock", log: "\(tmp)/floor.log")
+    children.append(floor)
+    let daemon = try startServer(daemonArgv(socket: "\(tmp)/null.sock", state: "\(tmp)/state-null/state.json",
+                                            audio: ["--audio", "null"], config: "\(tmp)/null.json"),
+                                 socket: "\(tmp)/null.sock", log: "\(tmp)/null.log")
+    children.append(daemon)
+    let targets: [(name: String, socket: String)] = [("floor", "\(tmp)/floor.sock"), ("tabbard", "\(tmp)/null.sock")]
+    sleepMs(50)
+    let rssStart = rssKB(daemon.pid)
+    let floorRSS = rssKB(floor.pid)
+    result.append(JSON.Member("pinning_check", .obj(["tabbard": .string(cpusAllowed(daemon.pid)), "floor": .string(cpusAllowed(floor.pid))])))
+
+    // MARK: round trips
+    // Every measurement alternates floor and tabbard in rounds (order flipped each
+    // round) and pools the rounds, so that this machine's noisy spells hit both alike.
+    let rounds = quick ? 2 : 5
+    func roundOrder(_ r: Int) -> [(name: String, socket: String)] { r % 2 == 0 ? targets : targets.reversed() }
+    let rttN = quick ? 3000 : 20000
+    var rttJSON: [JSON.Member] = []
+    var rtt: [String: [String: Dist]] = [:]
+    for p in pinnings {
+        pinThread(cpu: p.cpu)
+        progress("round trip \(p.name): \(rttN) sequential tab.select each, in \(rounds) alternating rounds")
+        var samples: [String: [UInt64]] = [:]
+        for r in 0..<rounds {
+            for t in roundOrder(r) {
+                samples[t.name, default: []] += try roundTrips(socket: t.socket, n: rttN / rounds, warmup: rttN / rounds / 10)
+            }
+        }
+        let per = samples.mapValues { Dist($0) }
+        rtt[p.name] = per
+        rttJSON.append(JSON.Member(p.name, .obj(["tabbard": per["tabbard"]!.json, "floor": per["floor"]!.json])))
+    }
+    pinThread(cpu: clientCPU)
+    result.append(JSON.Member("round_trip", .object(rttJSON)))
+
+    // MARK: pipelined
+    let pipeRounds = quick ? 1 : 3
+    let pipeSeconds = quick ? 0.7 : 0.7
+    var pipeJSON: [JSON.Member] = []
+    var pipe: [String: [Int: [String: Double]]] = [:]
+    var tabbardRequests = 0
+    func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 2] }
+    for p in pinnings {
+        pinThread(cpu: p.cpu)
+        var byClients: [Int: [String: Double]] = [:]
+        var pj: [JSON.Member] = []
+        for n in [1, 8] {
+            progress("pipelined \(p.name): \(n) client(s) × 64 in flight, \(pipeRounds) alternating rounds of \(pipeSeconds) s")
+            var rates: [String: [Double]] = [:]
+            for r in 0..<pipeRounds {
+                for t in roundOrder(r) {
+                    let (rate, total) = try pipelined(socket: t.socket, clients: n, window: 64, seconds: pipeSeconds, warmupSeconds: 0.2)
+                    rates[t.name, default: []].append(rate)
+                    if t.name == "tabbard" { tabbardRequests += total }
+                }
+            }
+            let per = rates.mapValues(median)
+            byClients[n] = per
+            pj.append(JSON.Member("clients_\(n)", .obj([
+                "tabbard_per_s": .int(Int(per["tabbard"]!)), "floor_per_s": .int(Int(per["floor"]!)),
+                "tabbard_rounds": .array(rates["tabbard"]!.map { .int(Int($0)) }), "floor_rounds": .array(rates["floor"]!.map { .int(Int($0)) }),
+            ])))
+        }
+        pipe[p.name] = byClients
+        pipeJSON.append(JSON.Member(p.name, .object(pj)))
+    }
+    pinThread(cpu: clientCPU)
+    result.append(JSON.Member("pipelined_64_in_flight", .object(pipeJSON)))
+
+    // MARK: RSS after 1 million requests
+    let millionTarget = quick ? 200_000 : 1_000_000
+    var served = (try statsGet("\(tmp)/null.sock"))["requests"]?.intValue ?? tabbardRequests
+    if served < millionTarget {
+        progress("topping up to \(millionTarget) requests (\(millionTarget - served) more, pipelined)")
+        while served < millionTarget {
+            let (_, total) = try pipelined(socket: "\(tmp)/null.sock", clients: 1, window: 64, seconds: 0.5, warmupSeconds: 0)
+            served += total
+        }
+    }
+    let daemonStats = try statsGet("\(tmp)/null.sock")
+    served = daemonStats["requests"]?.intValue ?? served
+    let rssAfter = rssKB(daemon.pid)
+    result.append(JSON.Member("rss_kb", .obj([
+        "tabbard_start": .int(rssStart.rss), "tabbard_after_requests": .int(rssAfter.rss), "tabbard_hwm": .int(rssAfter.hwm),
+        "tabbard_start_pss": .int(rssStart.pss), "tabbard_after_requests_pss": .int(rssAfter.pss),
+        "requests_served": .int(served), "floor": .int(floorRSS.rss),
+    ])))
+    result.append(JSON.Member("tabbard_request_latency_stats_get", daemonStats["request_latency"] ?? .null))
+
+    // MARK: fan-out
+    let fanRounds = quick ? 1 : 2
+    var fanJSON: [JSON.Member] = []
+    var fan: [String: [Int: [String: Dist]]] = [:]
+    for p in pinnings {
+        pinThread(cpu: p.cpu)
+        var bySubs: [Int: [String: Dist]] = [:]
+        var fj: [JSON.Member] = []
+        for n in [100, 1000] {
+            let iters = n == 100 ? (quick ? 100 : 500) : (quick ? 40 : 200)
+            progress("fan-out \(p.name): \(n) subscribers × \(iters) changes each, in \(fanRounds) alternating rounds")
+            var samples: [String: [UInt64]] = [:]
+            for r in 0..<fanRounds {
+                for t in roundOrder(r) {
+                    samples[t.name, default: []] += try fanout(socket: t.socket, subscribers: n, iterations: iters / fanRounds, warmup: iters / fanRounds / 10)
+                }
+            }
+            let per = samples.mapValues { Dist($0) }
+            bySubs[n] = per
+            fj.append(JSON.Member("subscribers_\(n)", .obj(["tabbard": per["tabbard"]!.json, "floor": per["floor"]!.json])))
+        }
+        fan[p.name] = bySubs
+        fanJSON.append(JSON.Member(p.name, .object(fj)))
+    }
+    pinThread(cpu: clientCPU)
+    result.append(JSON.Member("fan_out", .object(fanJSON)))
+
+    let rssAfterFanout = rssKB(daemon.pid)
+    result.append(JSON.Member("rss_kb_after_1000_subscribers_came_and_went", .obj(["tabbard": .int(rssAfterFanout.rss), "tabbard_pss": .int(rssAfterFanout.pss)])))
+
+    // A few clicks on the null-sink daemon, so that its idle figure is "after audio has gone idle".
+    do {
+        let (fd, reader) = try openClient("\(tmp)/null.sock")
+        for k in 0..<3 {
+            try writeAll(fd, Array(Requests.select(index: k % 2, source: "user").utf8))
+            _ = reader.readLine()
+            sleepMs(20)
+        }
+        close(fd)
+    }
+
+    // MARK: clicks through ALSA's null device, under the shim
+    progress("clicks: tabbard --audio alsa --alsa-device null under the LD_PRELOAD shim")
+    let onsets = try OnsetPipe(path: "\(tmp)/onsets.fifo")
+    let alsa = try startServer(daemonArgv(socket: "\(tmp)/alsa.sock", state: "\(tmp)/state-alsa/state.json",
+                                          audio: ["--audio", "alsa", "--alsa-device", "null"], config: "\(tmp)/alsa.json"),
+                               socket: "\(tmp)/alsa.sock", env: ["LD_PRELOAD": shimPath, "CLICKSHIM_OUT": onsets.path],
+                               log: "\(tmp)/alsa.log")
+    children.append(alsa)
+    let alsaInfo = try statsGet("\(tmp)/alsa.sock")
+    let sinkName = alsaInfo["audio"]?["sink"]?.stringValue ?? "?"
+    guard sinkName == "alsa:null" else { throw BenchError("the ALSA daemon runs sink \(sinkName), not alsa:null (see \(tmp)/alsa.log)") }
+    let warmN = quick ? 60 : 250
+    progress("clicks: \(warmN) with the stream running (25–35 ms apart)")
+    let warm = try clicks(socket: "\(tmp)/alsa.sock", onsets: onsets, count: warmN, spacingMs: 25...35)
+    let warmStats = try statsGet("\(tmp)/alsa.sock")["audio"]?["engine"] ?? .null
+    let coldN = quick ? 10 : 30
+    progress("clicks: \(coldN) after the stream stopped (idle_stop_ms 100; 180–220 ms apart)")
+    let startsBefore = warmStats["stream_starts"]?.intValue ?? 0
+    let cold = try clicks(socket: "\(tmp)/alsa.sock", onsets: onsets, count: coldN, spacingMs: 180...220)
+    let coldStats = try statsGet("\(tmp)/alsa.sock")["audio"]?["engine"] ?? .null
+    let coldRestarts = (coldStats["stream_starts"]?.intValue ?? 0) - startsBefore
+    let aplayN = quick ? 15 : 50
+    progress("clicks: \(aplayN) × aplay -D null (the same shim)")
+    let wav = soundsDir + "/click.wav"
+    let aplay = try aplayClicks(wav: wav, shim: shimPath, onsets: onsets, count: aplayN, serverCPU: serverCPU, clientCPU: clientCPU)
+    let warmD = Dist(warm.samples), coldD = Dist(cold.samples), aplayD = Dist(aplay.samples)
+    result.append(JSON.Member("click", .obj([
+        "method": .string("client sends tab.select (source user) → the shim sees the first non-silent frame enter snd_pcm_writei on ALSA's null PCM"),
+        "warm_stream": warmD.json, "warm_missed": .int(warm.missed),
+        "after_idle": coldD.json, "after_idle_missed": .int(cold.missed), "after_idle_stream_restarts": .int(coldRestarts),
+        "daemon_stats_get": warmStats, "aplay_per_event": aplayD.json, "aplay_missed": .int(aplay.missed),
+    ])))
+
+    // MARK: idle
+    let idleSeconds = quick ? 3.0 : 10.0
+    progress("idle: waiting 2.5 s for journal fsync and audio to settle, then \(idleSeconds) s with no clients")
+    sleepMs(2500)
+    let busyIdle0 = machineTicks()
+    let idle = idleCost([("tabbard (null sink)", daemon.pid), ("tabbard (ALSA null)", alsa.pid), ("floor", floor.pid)], seconds: idleSeconds)
+    let backgroundIdle = busyPercent(busyIdle0, machineTicks())
+    result.append(JSON.Member("background_cpu_percent", .obj(["before_run": r(backgroundBefore), "during_idle_window": r(backgroundIdle)])))
+    result.append(JSON.Member("idle", .array(idle.map { f in
+        .obj(["process": .string(f.name), "seconds": r(f.seconds), "voluntary_switches": .int(f.voluntary),
+              "involuntary_switches": .int(f.involuntary), "cpu_ms": r(f.cpuMs), "threads": .int(f.threads),
+              "wakeups_per_s": r(f.wakeupsPerSecond)])
+    })))
+    let alsaEngineState = (try? statsGet("\(tmp)/alsa.sock"))?["audio"]?["state"]?.stringValue ?? "?"
+
+    result.append(JSON.Member("startup", .obj([
+        "tabbard_ready_notify": readyDist.json, "tabbard_socket_answers": answerDist.json, "floor_socket_answers": floorAnswer.json,
+    ])))
+    result.append(JSON.Member("duration_s", r(Double(nowNs() - benchStart) / 1e9)))
+
+    // MARK: table
+    for p in pinnings {
+        let tag = " [\(p.name)]"
+        let t = rtt[p.name]!["tabbard"]!, f = rtt[p.name]!["floor"]!
+        rows.append(Row(metric: "round trip p50" + tag, tabbard: fmtUs(t.p50), reference: fmtUs(f.p50) + " floor",
+                        ratio: ratio(t.p50, f.p50), target: "≤ 2× floor", verdict: verdict(t.p50 <= 2 * f.p50)))
+        rows.append(Row(metric: "round trip p90" + tag, tabbard: fmtUs(t.p90), reference: fmtUs(f.p90) + " floor",
+                        ratio: ratio(t.p90, f.p90), target: "", verdict: ""))
+        rows.append(Row(metric: "round trip p99" + tag, tabbard: fmtUs(t.p99), reference: fmtUs(f.p99) + " floor",
+                        ratio: ratio(t.p99, f.p99), target: "≤ 3× floor", verdict: verdict(t.p99 <= 3 * f.p99)))
+        rows.append(Row(metric: "round trip max" + tag, tabbard: fmtUs(t.max), reference: fmtUs(f.max) + " floor",
+                        ratio: ratio(t.max, f.max), target: "", verdict: ""))
+        for n in [1, 8] {
+            let tr = pipe[p.name]![n]!["tabbard"]!, fr = pipe[p.name]![n]!["floor"]!
+            rows.append(Row(metric: "pipelined, \(n) client\(n > 1 ? "s" : "") × 64" + tag, tabbard: fmtRate(tr),
+                            reference: fmtRate(fr) + " floor", ratio: String(format1: 100 * tr / fr, digits: 0) + "%",
+                            target: "≥ 50% floor", verdict: verdict(tr >= 0.5 * fr)))
+        }
+        for n in [100, 1000] {
+            let td = fan[p.name]![n]!["tabbard"]!, fd = fan[p.name]![n]!["floor"]!
+            rows.append(Row(metric: "fan-out \(n) subs p50" + tag, tabbard: fmtUs(td.p50), reference: fmtUs(fd.p50) + " floor",
+                            ratio: ratio(td.p50, fd.p50), target: "", verdict: ""))
+            if n == 100 {
+                rows.append(Row(metric: "fan-out \(n) subs p99" + tag, tabbard: fmtUs(td.p99), reference: fmtUs(fd.p99) + " floor",
+                                ratio: ratio(td.p99, fd.p99), target: "≤ 2× floor", verdict: verdict(td.p99 <= 2 * fd.p99)))
+            } else {
+                rows.append(Row(metric: "fan-out \(n) subs p99" + tag, tabbard: fmtUs(td.p99), reference: fmtUs(fd.p99) + " floor",
+                                ratio: ratio(td.p99, fd.p99), target: "≤ 10 ms", verdict: verdict(td.p99 <= 10_000)))
+            }
+        }
+    }
+    rows.append(Row(metric: "click p50 (stream running)", tabbard: fmtUs(warmD.p50), reference: fmtUs(aplayD.p50) + " aplay",
+                    ratio: ratio(warmD.p50, aplayD.p50), target: "≤ 0.5 ms", verdict: verdict(warmD.count > 0 && warmD.p50 <= 500)))
+    rows.append(Row(metric: "click p99 (stream running)", tabbard: fmtUs(warmD.p99), reference: fmtUs(aplayD.p99) + " aplay",
+                    ratio: ratio(warmD.p99, aplayD.p99), target: "≤ 1 ms", verdict: verdict(warmD.count > 0 && warmD.p99 <= 1000)))
+    rows.append(Row(metric: "click p50 (after idle stop)", tabbard: fmtUs(coldD.p50), reference: fmtUs(aplayD.p50) + " aplay",
+                    ratio: ratio(coldD.p50, aplayD.p50), target: "≤ 0.5 ms", verdict: verdict(coldD.count > 0 && coldD.p50 <= 500)))
+    rows.append(Row(metric: "click p99 (after idle stop)", tabbard: fmtUs(coldD.p99), reference: fmtUs(aplayD.p99) + " aplay",
+                    ratio: ratio(coldD.p99, aplayD.p99), target: "≤ 1 ms", verdict: verdict(coldD.count > 0 && coldD.p99 <= 1000)))
+    let dp50 = warmStats["latency_p50_us"]?.doubleValue ?? 0, dp99 = warmStats["latency_p99_us"]?.doubleValue ?? 0
+    rows.append(Row(metric: "click, daemon's stats.get p50 / p99", tabbard: fmtUs(dp50) + " / " + fmtUs(dp99),
+                    reference: "(read → handed to sink)", ratio: "", target: "", verdict: ""))
+    let tIdle = idle[0], aIdle = idle[1], fIdle = idle[2]
+    rows.append(Row(metric: "idle wake-ups/s, null sink (\(Int(idleSeconds)) s)", tabbard: String(format1: tIdle.wakeupsPerSecond, digits: 1) + " (\(tIdle.voluntary) sw)",
+                    reference: String(format1: fIdle.wakeupsPerSecond, digits: 1) + " floor", ratio: "", target: "0",
+                    verdict: verdict(tIdle.voluntary == 0)))
+    rows.append(Row(metric: "idle wake-ups/s, ALSA null (\(Int(idleSeconds)) s)", tabbard: String(format1: aIdle.wakeupsPerSecond, digits: 1) + " (\(aIdle.voluntary) sw)",
+                    reference: "audio \(alsaEngineState)", ratio: "", target: "0", verdict: verdict(aIdle.voluntary == 0)))
+    rows.append(Row(metric: "idle CPU, null / ALSA (\(Int(idleSeconds)) s)", tabbard: String(format1: tIdle.cpuMs, digits: 2) + " / " + String(format1: aIdle.cpuMs, digits: 2) + " ms",
+                    reference: String(format1: fIdle.cpuMs, digits: 2) + " ms floor", ratio: "", target: "", verdict: ""))
+    rows.append(Row(metric: "RSS at start", tabbard: String(format1: Double(rssStart.rss) / 1024, digits: 1) + " MB",
+                    reference: String(format1: Double(floorRSS.rss) / 1024, digits: 1) + " MB floor", ratio: "", target: "≤ 16 MB",
+                    verdict: verdict(rssStart.rss <= 16 * 1024)))
+    rows.append(Row(metric: "RSS after ≥ \(millionTarget / 1000)k requests", tabbard: String(format1: Double(rssAfter.rss) / 1024, digits: 1) + " MB",
+                    reference: "PSS " + String(format1: Double(rssAfter.pss) / 1024, digits: 1) + " MB (\(served / 1000)k served)", ratio: "", target: "≤ 16 MB",
+                    verdict: verdict(rssAfter.rss <= 16 * 1024)))
+    rows.append(Row(metric: "RSS after 1,000 subscribers left", tabbard: String(format1: Double(rssAfterFanout.rss) / 1024, digits: 1) + " MB",
+                    reference: "PSS " + String(format1: Double(rssAfterFanout.pss) / 1024, digits: 1) + " MB", ratio: "", target: "≤ 16 MB",
+                    verdict: verdict(rssAfterFanout.rss <= 16 * 1024)))
+    rows.append(Row(metric: "start → READY=1 p50 / max", tabbard: fmtUs(readyDist.p50) + " / " + fmtUs(readyDist.max),
+                    reference: "", ratio: "", target: "≤ 50 ms", verdict: verdict(readyDist.count > 0 && readyDist.max <= 50_000)))
+    rows.append(Row(metric: "start → socket answers p50 / max", tabbard: fmtUs(answerDist.p50) + " / " + fmtUs(answerDist.max),
+                    reference: fmtUs(floorAnswer.p50) + " / " + fmtUs(floorAnswer.max) + " floor", ratio: ratio(answerDist.p50, floorAnswer.p50),
+                    target: "≤ 50 ms", verdict: verdict(answerDist.max <= 50_000)))
+    result.append(JSON.Member("table", .array(rows.map {
+        .obj(["metric": .string($0.metric), "tabbard": .string($0.tabbard), "reference": .string($0.reference),
+              "ratio": .string($0.ratio), "target": .string($0.target), "verdict": .string($0.verdict)])
+    })))
+} catch {
+    fputs("tabbard-bench: \(error)\n", stderr)
+    opt.keep ? progress("kept \(tmp)") : ()
+    for c in children { c.stop() }
+    if !opt.keep { _ = commandOutput("rm -rf '\(tmp)'") }
+    exit(1)
+}
+
+cleanup()
+let doc = pretty(.object(result)) + "\n"
+let dir = opt.out.contains("/") ? String(opt.out[..<opt.out.lastIndex(of: "/")!]) : "."
+_ = commandOutput("mkdir -p '\(dir)'")
+writeFile(opt.out, doc)
+if opt.json {
+    fputs(doc, stdout)
+} else {
+    print("tabbard-bench — servers (tabbard, floor, aplay) pinned to CPU \(serverCPU); clients on CPU \(serverCPU) [same-cpu]"
+          + (pinnings.count > 1 ? " or CPU \(clientCPU) [cross-cpu]" : "") + (quick ? "; --quick" : "") + "\n")
+    printTable(rows, to: stdout)
+    if let bg = result.first(where: { $0.key == "background_cpu_percent" })?.value {
+        print("\nOther load on the machine (all CPUs): \(fmtPct(bg["before_run"])) before the run, \(fmtPct(bg["during_idle_window"])) during the idle window"
+              + ((bg["before_run"]?.doubleValue ?? 0) > 5 || (bg["during_idle_window"]?.doubleValue ?? 0) > 5 ? " — NOISY: rerun on a quiet machine" : ""))
+    }
+    print("\nJSON: \(opt.out)   (\(String(format1: Double(nowNs() - benchStart) / 1e9, digits: 0)) s)")
+}

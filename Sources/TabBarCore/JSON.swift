@@ -131,20 +131,46 @@ extension JSON {
 
     /// Appends `s` as a quoted JSON string.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
+        // Fast path: native strings are contiguous UTF-8; copy runs that need no
+        // escaping in one append instead of byte by byte.
+        let done: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
+            out.append(UInt8(ascii: "\""))
+            var runStart = 0
+            var i = 0
+            let n = bytes.count
+            while i < n {
+                let byte = bytes[i]
+                if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F {
+                    i += 1
+                    continue
+                }
+                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+                writeEscaped(byte, into: &out)
+                i += 1
+                runStart = i
+            }
+            if n > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<n])) }
+            out.append(UInt8(ascii: "\""))
+            return true
+        }
+        if done == true { return }
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: out.append(byte)
-            }
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F { out.append(byte) } else { writeEscaped(byte, into: &out) }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscaped(_ byte: UInt8, into out: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        default:
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        }
     }
 }
 
@@ -251,6 +277,8 @@ struct JSONParser {
         var members: [JSON.Member] = []
         skipSpace()
         if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(members) }
+        // One allocation for the usual request object instead of regrowing at 1, 2, 4 members.
+        members.reserveCapacity(8)
         while true {
             skipSpace()
             guard i < b.count else { throw fail("unexpected end of input in an object") }

@@ -24,12 +24,16 @@ final class Connection {
     var owesResync = false
     /// Fell behind and has not caught up since (its queue has not been empty).
     var behind = false
+    /// SO_SNDBUF, read once.
+    private var sendBuffer = 0
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0
     /// When queued output last moved (or was first queued).
     var lastProgressNs: UInt64 = 0
     var closed = false
+    /// The group-commit batch that last marked this connection's queue (see `Batch`).
+    var batchEpoch: UInt64 = 0
 
     init(fd: Int32, id: UInt64, maxLine: Int) {
         self.fd = fd
@@ -54,24 +58,46 @@ final class Connection {
     }
 
     /// Drops queued events, keeping any line that is already partly written and every
-    /// reply: a request with an id always gets its reply, even from a subscriber that fell behind.
-    func dropQueue() {
+    /// reply: a request with an id always gets its reply, even from a subscriber that fell
+    /// behind. `mark`, a line boundary in the queue (a group commit's, see `Batch`), is
+    /// returned where it stands afterwards.
+    @discardableResult
+    func dropQueue(mark: Int? = nil) -> Int? {
         var keep = sent
         if sent > 0 && out[sent - 1] != 0x0A {
             while keep < out.count && out[keep] != 0x0A { keep += 1 }
             if keep < out.count { keep += 1 }
         }
+        var moved = mark.map { min($0, keep) }
         var replies: [UInt8] = []
         var i = keep
         while i < out.count {
             var j = i
             while j < out.count && out[j] != 0x0A { j += 1 }
             let end = min(j + 1, out.count)
-            if Connection.isReply(out[i..<end]) { replies.append(contentsOf: out[i..<end]) }
+            if Connection.isReply(out[i..<end]) {
+                replies.append(contentsOf: out[i..<end])
+                if let m = mark, end <= m { moved! += end - i }
+            }
             i = end
         }
         out.removeSubrange(keep...)
         out.append(contentsOf: replies)
+        return moved
+    }
+
+    /// Bytes the socket would still take now: its send buffer less what the peer has not
+    /// read yet (SIOCOUTQ).
+    func socketRoom() -> Int {
+        if sendBuffer == 0 {
+            var v: Int32 = 0
+            var len = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &len)
+            sendBuffer = Int(v)
+        }
+        var unread: Int32 = 0
+        guard ioctl(fd, UInt(TIOCOUTQ), &unread) == 0 else { return 0 }
+        return max(0, sendBuffer - Int(unread))
     }
 
     static let replyHead: [UInt8] = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
@@ -94,6 +120,7 @@ final class Connection {
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 // A client that reads, but never quite catches up, must not make the buffer
                 // grow forever with bytes already sent: drop them once they are most of it.
+                // (Never inside a group commit: flushing waits for `Server.commitBatch`.)
                 if sent >= 1 << 16 && sent * 2 >= out.count {
                     out.removeSubrange(0..<sent)
                     sent = 0
@@ -106,6 +133,23 @@ final class Connection {
         if sent > 0 {
             if out.capacity > 1 << 20 { out = [] } else { out.removeAll(keepingCapacity: true) }
             sent = 0
+        }
+        return true
+    }
+
+    /// Writes what is queued before `limit` (bytes an open group commit has not added),
+    /// moving nothing in the queue. Returns whether the socket took all of it; false also
+    /// when the peer is gone (the next `flush` finds out).
+    func flushCommitted(upTo limit: Int, now: UInt64) -> Bool {
+        while sent < limit {
+            let n = out.withUnsafeBytes { send(fd, $0.baseAddress! + sent, limit - sent, Int32(MSG_NOSIGNAL)) }
+            if n > 0 {
+                sent += n
+                lastProgressNs = now
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            return false
         }
         return true
     }

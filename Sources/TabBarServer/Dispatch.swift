@@ -8,23 +8,32 @@ extension Server {
         let line: UnsafeBufferPointer<UInt8>
         switch unit {
         case .tooLong:
+            commitBatch()
             stats.linesTooLong += 1
             stats.errors += 1
             Wire.error(id: .null, .lineTooLong(limit: config.maxLine), into: &c.out)
             return
         case .line(let l): line = l
         }
+        if fastPath, let fast = FastSelect.scan(line, maxIDLength: reducer.limits.maxIDLength) {
+            handleSelect(fast, line, from: c)
+            return
+        }
         let request: Request
         switch Envelope.decode(line) {
         case .failure(let rejection):
+            commitBatch()
             stats.errors += 1
             if !rejection.silent { Wire.error(id: rejection.id, rejection.error, into: &c.out) }
             return
         case .success(let r): request = r
         }
         if request.id == nil { stats.notifications += 1 } else { stats.requests += 1 }
+        let staged = batch.ids.count
         let result = execute(request, from: c)
         if let id = request.id {
+            // Only replies to staged changes may wait among them for the group's write.
+            if batch.ids.count == staged { commitBatch() }
             switch result {
             case .success(let value): Wire.result(id: id, value, into: &c.out)
             case .failure(let error):
@@ -35,12 +44,39 @@ extension Server {
         }
     }
 
+    /// The byte-level path for a `tab.select` line `FastSelect` recognised: what `handle`
+    /// does for it, without the `JSON` tree of the request, and with the journal's params
+    /// copied from the line. Replies, events, journal lines and state are the same bytes
+    /// as the slow path's (`FastPathTests` run both).
+    func handleSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) {
+        stats.requests += 1
+        let staged = batch.ids.count
+        let id = fast.idJSON(line)
+        let result = applyStateCommand(fast.command, method: "tab.select", params: nil,
+                                       writeParams: { fast.writeParams(line, into: &$0) }, id: id, from: c)
+        if batch.ids.count == staged { commitBatch() }
+        switch result {
+        case .success(let value): Wire.result(id: id, value, into: &c.out)
+        case .failure(let error):
+            stats.errors += 1
+            Wire.error(id: id, error, into: &c.out)
+        }
+        stats.handling.record(Posix.monotonicNs() &- lineReadNs)
+    }
+
     /// Runs a request; state commands go through the reducer and the journal.
     func execute(_ request: Request, from c: Connection) -> Result<JSON, RPCError> {
         let command: Command
         switch Methods.command(for: request, limits: reducer.limits) {
         case .failure(let e): return .failure(e)
         case .success(let cmd): command = cmd
+        }
+        switch command {
+        case .ping, .soundList, .soundReload, .soundPlay, .subscribe, .unsubscribe, .statsGet:
+            // They read state or stats: let them see only changes that are in the journal.
+            commitBatch()
+        default:
+            break
         }
         switch command {
         case .ping:
@@ -78,33 +114,51 @@ extension Server {
         case .statsGet:
             return .success(statsJSON())
         default:
-            return applyStateCommand(command, request: request)
+            return applyStateCommand(command, request: request, from: c)
         }
     }
 
-    func applyStateCommand(_ command: Command, request: Request) -> Result<JSON, RPCError> {
-        applyStateCommand(command, method: request.method, params: request.params)
+    func applyStateCommand(_ command: Command, request: Request, from c: Connection) -> Result<JSON, RPCError> {
+        applyStateCommand(command, method: request.method, params: request.params, id: request.id, from: c)
     }
 
-    /// Runs a state command through the reducer at the loop's clock; journals the change
-    /// (as the outcome says, else as `method`/`params`), publishes its events, runs its effects.
-    func applyStateCommand(_ command: Command, method: String, params: JSON?) -> Result<JSON, RPCError> {
-        let before = reducer.state
-        let outcome = reducer.reduce(command, at: Server.nowMs())
+    /// Runs a state command through the reducer at the loop's clock. A change is staged
+    /// for the journal (as the outcome says, else as `method`/`params`) and its events
+    /// published; `commitBatch` writes it — at the end of the read chunk for a client's
+    /// request (group commit), at once for anything else (timers) — before any reply
+    /// leaves the process, and only then runs its effects.
+    func applyStateCommand(_ command: Command, method: String, params: JSON?,
+                           writeParams: ((inout [UInt8]) -> Void)? = nil, id: JSON? = nil,
+                           from c: Connection? = nil) -> Result<JSON, RPCError> {
+        var before = reducer.state
+        var outcome = reducer.reduce(command, at: Server.nowMs())
+        if reducer.state.seq == before.seq && batch.open && !commitBatch() {
+            // An answer that changes nothing must not rest on changes that were just undone.
+            before = reducer.state
+            outcome = reducer.reduce(command, at: Server.nowMs())
+        }
         if reducer.state.seq != before.seq {
-            // Durable before acknowledged: the journal line is written before the reply is queued.
-            do {
+            if !batch.open { batch.begin(state: before, requester: c) }
+            if outcome.journal == nil, let writeParams {
+                store.stage(seq: reducer.state.seq, method: method, writeParams: writeParams)
+            } else {
                 let entry = outcome.journal ?? JournalEntry(method, params)
-                try store.append(seq: reducer.state.seq, method: entry.method, params: entry.params)
-            } catch {
-                reducer.state = before
-                Log.error("Could not record a change; refused it", ["error": "\(error)", "file": store.journalPath])
-                return .failure(RPCError(code: -32008, kind: "storage_failed",
-                                         message: "The change was not made: the state could not be saved (\(error)). Free disk space or check \(store.journalPath); reads and sounds still work."))
+                store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
             }
+            batch.ids.append(id)
+            batch.effects.append(contentsOf: outcome.effects)
             for e in outcome.events { broadcast(e) }
+            if c == nil && !commitBatch() {
+                return .failure(storageFailed(store.lastError ?? "the journal write failed"))
+            }
+            return outcome.reply
         }
-        for effect in outcome.effects {
+        run(outcome.effects)
+        return outcome.reply
+    }
+
+    func run(_ effects: [Effect]) {
+        for effect in effects {
             switch effect {
             case let .play(name, gain, _):
                 switch audio.play(name: name, gain: gain, requestedAt: lineReadNs) {
@@ -119,7 +173,42 @@ extension Server {
                 timers[key] = nil
             }
         }
-        return outcome.reply
+    }
+
+    func storageFailed(_ why: String) -> RPCError {
+        RPCError(code: -32008, kind: "storage_failed",
+                 message: "The change was not made: the state could not be saved (\(why)). Free disk space or check \(store.journalPath); reads and sounds still work.")
+    }
+
+    /// Writes the staged changes to the journal with one write, then runs their effects.
+    /// If the write fails they are undone — nothing of them has left the process yet:
+    /// the state is restored, their replies and events are taken off the queues, and
+    /// each is answered `storage_failed` instead. Returns false when it undid them.
+    @discardableResult
+    func commitBatch() -> Bool {
+        guard batch.open else { return true }
+        do {
+            try store.commit()
+        } catch {
+            reducer.state = batch.stateBefore
+            for (conn, count) in batch.marks {
+                if conn.out.count >= count { conn.out.removeSubrange(count...) } else { conn.owesResync = true }
+            }
+            Log.error("Could not record \(batch.ids.count == 1 ? "a change" : "\(batch.ids.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
+            let refused = storageFailed("\(error)")
+            if let c = batch.requester {
+                for id in batch.ids {
+                    stats.errors += 1
+                    if let id { Wire.error(id: id, refused, into: &c.out) }
+                }
+            }
+            batch.close()
+            return false
+        }
+        let effects = batch.effects
+        batch.close()
+        run(effects)
+        return true
     }
 
     func statsJSON() -> JSON {
@@ -146,5 +235,55 @@ extension Server {
                              "error": .optional(store.lastError)]),
             "audio": audio.statsJSON(),
         ])
+    }
+}
+
+/// State changes applied in the current read chunk whose journal lines are not yet
+/// written (group commit). Until `Server.commitBatch` nothing of them has left the
+/// process — replies and events are only queued, sounds held back — so a failed
+/// write can still undo them. `marks` remembers where each touched queue stood.
+struct Batch {
+    private(set) var open = false
+    private(set) var epoch: UInt64 = 0
+    private(set) var stateBefore = BarState.defaultBar
+    private(set) var requester: Connection?
+    var ids: [JSON?] = []
+    var effects: [Effect] = []
+    private(set) var marks: [(Connection, Int)] = []
+
+    mutating func begin(state: BarState, requester c: Connection?) {
+        open = true
+        epoch &+= 1
+        stateBefore = state
+        requester = c
+        if let c { mark(c) }
+    }
+
+    /// Remembers how much `c` had queued before the batch first touched it.
+    mutating func mark(_ c: Connection) {
+        guard c.batchEpoch != epoch else { return }
+        c.batchEpoch = epoch
+        marks.append((c, c.out.count))
+    }
+
+    /// Where `c`'s queue stood when the open batch first touched it, if it did.
+    func position(of c: Connection) -> Int? {
+        guard open, c.batchEpoch == epoch else { return nil }
+        return marks.first { $0.0 === c }?.1
+    }
+
+    /// `c`'s queue was rearranged (a slow subscriber's events dropped, its replies kept):
+    /// its mark now stands at `position`.
+    mutating func move(_ c: Connection, to position: Int) {
+        guard open, c.batchEpoch == epoch, let k = marks.firstIndex(where: { $0.0 === c }) else { return }
+        marks[k].1 = min(position, c.out.count)
+    }
+
+    mutating func close() {
+        open = false
+        requester = nil
+        ids.removeAll(keepingCapacity: true)
+        effects.removeAll(keepingCapacity: true)
+        marks.removeAll(keepingCapacity: true)
     }
 }

@@ -31,8 +31,12 @@ public final class Server {
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
     var lineReadNs: UInt64 = 0
+    /// State changes applied but not yet in the journal (group commit, one write per read chunk).
+    var batch = Batch()
     /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
     var timers: [TimerKey: Int64] = [:]
+    /// Whether `tab.select` lines `FastSelect` recognises skip the `JSON` tree (off only in tests).
+    var fastPath = true
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
@@ -183,8 +187,10 @@ public final class Server {
             }
             status.polled(nowNs: now)
         }
-        if store.needsCompaction {
-            do { try store.compact(reducer.state, limits: reducer.limits) } catch {
+        store.finishCompaction(wait: false)
+        if store.needsCompaction && !store.compacting {
+            // In the background: the loop only renames the journal (StateStore.startCompaction).
+            do { try store.startCompaction(reducer.state, limits: reducer.limits) } catch {
                 store.compactionFailed()
                 Log.error("Compacting the state failed; the journal keeps growing", ["error": "\(error)"])
             }
@@ -288,6 +294,7 @@ public final class Server {
                 // Half-close: answer every complete line received, flush, then close.
                 c.readClosed = true
                 c.framer.finish { unit in handle(unit, from: c) }
+                commitBatch()
                 rewatch(c)
                 markDirty(c)
                 break
@@ -298,6 +305,7 @@ public final class Server {
                 // Back-pressure in the middle of a read: the rest waits until the client reads its replies.
                 c.unread = Array(readBuffer[used..<n])
             }
+            commitBatch()
             if c.queued > config.maxQueuedBytes && !c.readPaused {
                 // Back-pressure: stop reading until the client reads its replies.
                 c.readPaused = true
@@ -321,13 +329,15 @@ public final class Server {
         return off
     }
 
-    /// Frames what was read while the client was paused; pauses it again if need be.
+    /// Frames what was read while the client was paused (its changes committed as one
+    /// group, like a read's); pauses it again if need be.
     func resumeUnread(_ c: Connection, now: UInt64) {
         let pending = c.unread
         c.unread = []
         lineReadNs = now
         let used = pending.withUnsafeBufferPointer { frame($0, for: c) }
         if used < pending.count { c.unread = Array(pending[used...]) }
+        commitBatch()
         if c.queued > config.maxQueuedBytes { c.readPaused = true }
     }
 
@@ -391,12 +401,10 @@ public final class Server {
         let line = Wire.notification(event.method, event.params)
         for s in subscribers where s.wants(event.method) {
             if s.owesResync { continue }
-            // Over the limit only counts when the socket takes no more: a burst bigger than
-            // max_queued_bytes goes out to a subscriber that keeps reading.
-            if s.queued + line.count > config.maxQueuedBytes { _ = s.flush(now: lineReadNs) }
-            if s.queued + line.count > config.maxQueuedBytes {
-                // Too slow: its queue goes, one state.resync replaces it.
-                s.dropQueue()
+            if batch.open { batch.mark(s) }
+            if s.queued + line.count > config.maxQueuedBytes && fellBehind(s, adding: line.count) {
+                // Too slow: its queued events go (its replies stay), one state.resync replaces them.
+                if let moved = s.dropQueue(mark: batch.position(of: s)) { batch.move(s, to: moved) }
                 s.owesResync = true
                 if !s.behind {
                     // Once per episode: a stuck subscriber overflows again at every few events.
@@ -409,6 +417,19 @@ public final class Server {
             }
             markDirty(s)
         }
+    }
+
+    /// Whether subscriber `s`, over max_queued_bytes, really cannot keep up: only when its
+    /// socket takes no more. Its committed output is written first (all of it when no group
+    /// commit is open); if the socket took that, what the open group adds may queue up to
+    /// the limit plus the room left in the socket — a burst, not a slow subscriber.
+    func fellBehind(_ s: Connection, adding bytes: Int) -> Bool {
+        guard let mark = batch.position(of: s) else {
+            _ = s.flush(now: lineReadNs)
+            return s.queued + bytes > config.maxQueuedBytes
+        }
+        guard s.flushCommitted(upTo: mark, now: lineReadNs) else { return true }
+        return s.queued + bytes > config.maxQueuedBytes + s.socketRoom()
     }
 
     // MARK: Signals and shutdown

@@ -1,14 +1,25 @@
 @preconcurrency import Glibc
+import Synchronization
 import TabBarCore
 
 /// Durable state: a snapshot (`state.json`) plus an append-only journal
 /// (`state.json.journal`) of the requests that changed it, one JSON line each.
 ///
-/// A change is appended (one `write`) before its reply is queued, so a reply
+/// Changes are staged and written as one group (one `write` per batch, see
+/// `Server.commitBatch`) before their replies leave the process, so a reply
 /// means the change is in the kernel; a SIGKILL loses nothing acknowledged.
 /// The journal is fsync'ed at most `fsyncIntervalMs` after a change (0: at
 /// once), and compacted into a new snapshot (temp + fsync + rename + dir
 /// fsync) every `compactEvery` entries and at shutdown.
+///
+/// Compaction while serving (`startCompaction`) keeps the fsyncs off the state
+/// loop: the loop renames the journal to `state.json.journal.1` and goes on
+/// appending to a new, empty journal; a helper thread fsyncs the old journal,
+/// writes the snapshot of the state as it was at the rename (temp + fsync +
+/// rename + dir fsync) and only then deletes `journal.1`. Every change is
+/// therefore always in the snapshot, in `journal.1` or in the journal, and
+/// `load` replays `journal.1` before the journal (entries the snapshot already
+/// holds are skipped by their seq).
 final class StateStore {
     let snapshotPath: String
     let journalPath: String
@@ -19,15 +30,23 @@ final class StateStore {
     private(set) var lastError: String?
     private var dirtySinceFsync = false
     private var lastFsyncNs: UInt64 = 0
-    private var line: [UInt8] = []
+    /// Journal lines staged since the last `commit` (group commit).
+    private var staged: [UInt8] = []
+    private(set) var stagedCount = 0
     private(set) var appends = 0
+
+    /// The journal being compacted into a snapshot by the helper thread (see above).
+    let oldJournalPath: String
+    /// The compaction running on the helper thread, if any.
+    private var job: CompactionJob?
 
     init(path: String, compactEvery: Int, fsyncIntervalMs: Int) {
         snapshotPath = path
         journalPath = path + ".journal"
+        oldJournalPath = path + ".journal.1"
         self.compactEvery = compactEvery
         self.fsyncIntervalMs = fsyncIntervalMs
-        line.reserveCapacity(512)
+        staged.reserveCapacity(4096)
     }
 
     deinit { if journalFD >= 0 { close(journalFD) } }
@@ -49,34 +68,38 @@ final class StateStore {
                 reducer.state = initial
             }
         }
-        // Replay the journal, streamed (it may be larger than memory allows to read at once).
+        // Replay the journals: the one a compaction was interrupted in, then the current one.
+        // Streamed: a journal is never read into memory whole.
         var replayed = 0
-        var goodPrefix: Int?
-        let fd = open(journalPath, O_RDONLY | O_CLOEXEC)
-        if fd < 0 && errno != ENOENT { throw Errno() }
-        if fd >= 0 {
+        var goodPrefixes: [(String, Int)] = []
+        for path in [oldJournalPath, journalPath] {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            if fd < 0 {
+                if errno == ENOENT { continue }
+                throw Errno()
+            }
             defer { close(fd) }
             var st = stat()
             if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
-                Log.error("State journal is not a regular file; ignored its contents", ["file": journalPath])
-            } else {
-                var replayer = Persistence.Replayer(reducer)
-                var chunk = [UInt8](repeating: 0, count: 65536)
-                while replayer.bad == nil {
-                    let n = try Posix.retry { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-                    if n == 0 { break }
-                    chunk.withUnsafeBufferPointer { replayer.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) }
-                }
-                reducer = replayer.reducer
-                replayed = replayer.applied
-                if let bad = replayer.bad {
-                    let aside = moveAside(journalPath, copy: true)
-                    Log.error("State journal is corrupt after \(replayer.good) good entries; kept those, copied the file aside", ["file": journalPath, "copy": aside, "reason": bad])
-                    goodPrefix = replayer.goodBytes
-                } else if replayer.torn {
-                    Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": journalPath])
-                    goodPrefix = replayer.goodBytes
-                }
+                Log.error("State journal is not a regular file; ignored its contents", ["file": path])
+                continue
+            }
+            var replayer = Persistence.Replayer(reducer)
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while replayer.bad == nil {
+                let n = try Posix.retry { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+                if n == 0 { break }
+                chunk.withUnsafeBufferPointer { replayer.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+            }
+            reducer = replayer.reducer
+            replayed += replayer.applied
+            if let bad = replayer.bad {
+                let aside = moveAside(path, copy: true)
+                Log.error("State journal is corrupt after \(replayer.good) good entries; kept those, copied the file aside", ["file": path, "copy": aside, "reason": bad])
+                goodPrefixes.append((path, replayer.goodBytes))
+            } else if replayer.torn {
+                Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": path])
+                goodPrefixes.append((path, replayer.goodBytes))
             }
         }
         reducer.state = Persistence.restored(reducer.state)
@@ -85,9 +108,9 @@ final class StateStore {
         do {
             try compact(reducer.state, limits: limits)
         } catch {
-            // No snapshot now (a full disk, say): serve anyway from the journal as it is,
-            // cut back to its good prefix so that new entries are not appended after a bad one.
-            if let goodPrefix { _ = truncate(journalPath, off_t(goodPrefix)) }
+            // No snapshot now (a full disk, say): serve anyway from the journals as they are,
+            // cut back to their good prefixes so that new entries do not follow a bad one.
+            for (path, length) in goodPrefixes { _ = truncate(path, off_t(length)) }
             Log.error("Could not write a snapshot at start; serving anyway, the journal keeps every change", ["file": snapshotPath, "error": "\(error)"])
         }
         return reducer
@@ -105,15 +128,49 @@ final class StateStore {
         return target
     }
 
-    /// Appends one change. Throws when it could not be written (disk full, I/O error).
+    /// Appends one change and writes it at once. Throws when it could not be written (disk full, I/O error).
     func append(seq: UInt64, method: String, params: JSON?) throws(Errno) {
+        stage(seq: seq, method: method, params: params)
+        try commit()
+    }
+
+    /// Encodes one change into the pending group; `commit` writes the group.
+    func stage(seq: UInt64, method: String, params: JSON?) {
+        if let params, params != .null {
+            stage(seq: seq, method: method) { params.write(into: &$0) }
+        } else {
+            stage(seq: seq, method: method, writeParams: nil)
+        }
+    }
+
+    /// `stage` with the params written by `writeParams` (the byte-level fast path), nil: none.
+    func stage(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?) {
+        staged.append(contentsOf: #"{"seq":"#.utf8)
+        Wire.writeInt(seq, into: &staged)
+        staged.append(contentsOf: #","method":"#.utf8)
+        JSON.writeString(method, into: &staged)
+        if let writeParams {
+            staged.append(contentsOf: #","params":"#.utf8)
+            writeParams(&staged)
+        }
+        staged.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        stagedCount += 1
+    }
+
+    /// Writes every staged change with one `write`. On failure none of the group
+    /// stays in the journal (a short write is cut off) and the group is dropped.
+    func commit() throws(Errno) {
+        guard stagedCount > 0 else { return }
+        let count = stagedCount
+        defer {
+            staged.removeAll(keepingCapacity: staged.capacity <= 1 << 16)
+            stagedCount = 0
+        }
         if journalFD < 0 { try openJournal() }
-        line.removeAll(keepingCapacity: true)
-        Persistence.journalLine(seq: seq, method: method, params: params, into: &line)
         do throws(Errno) {
-            let n = try Posix.retry { line.withUnsafeBytes { write(journalFD, $0.baseAddress, $0.count) } }
-            if n != line.count {
-                // A short write leaves a torn line: cut it off so the journal stays parseable.
+            let n = try Posix.retry { staged.withUnsafeBytes { write(journalFD, $0.baseAddress, $0.count) } }
+            if n != staged.count {
+                // A short write leaves a torn group: cut it off so the journal stays parseable.
                 let end = lseek(journalFD, 0, SEEK_END)
                 _ = ftruncate(journalFD, end - off_t(n))
                 throw Errno(ENOSPC)
@@ -123,8 +180,8 @@ final class StateStore {
             throw error
         }
         lastError = nil
-        entries += 1
-        appends += 1
+        entries += count
+        appends += count
         dirtySinceFsync = true
         if fsyncIntervalMs == 0 { syncNow() }
     }
@@ -151,33 +208,24 @@ final class StateStore {
 
     var needsCompaction: Bool { entries >= compactEvery && Posix.monotonicNs() >= retryAfterNs }
 
-    /// A periodic compaction failed: the journal keeps every change meanwhile; try again in
+    /// A compaction failed: the journal keeps every change meanwhile; try again in
     /// 1 s, 2 s, 4 s … at most every minute (not at every loop turn, logging each time).
     func compactionFailed() {
         retryDelayMs = min(max(1000, retryDelayMs * 2), 60_000)
         retryAfterNs = Posix.monotonicNs() + UInt64(retryDelayMs) * 1_000_000
     }
 
-    /// Writes a snapshot of `state` atomically and empties the journal.
+    /// Writes a snapshot of `state` atomically and empties the journal (on the
+    /// calling thread: at start-up, at shutdown, and when a background compaction
+    /// cannot start).
     func compact(_ state: BarState, limits: Limits) throws(Errno) {
-        let bytes = Persistence.snapshot(state, limits: limits)
-        let tmp = snapshotPath + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if fd < 0 { let e = Errno(); lastError = "cannot write \(tmp): \(e)"; throw e }
-        do {
-            try Posix.writeAll(fd, bytes)
-            try Posix.retry { fsync(fd) }
-        } catch {
-            close(fd)
-            unlink(tmp)
-            lastError = "cannot write \(tmp): \(error)"
-            throw error
+        finishCompaction(wait: true)
+        if let (e, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
+            lastError = message
+            throw e
         }
-        close(fd)
-        if rename(tmp, snapshotPath) != 0 { let e = Errno(); lastError = "cannot rename \(tmp): \(e)"; throw e }
-        let dir = open(Posix.dirname(snapshotPath), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
         // The snapshot now holds everything: start an empty journal.
+        unlink(oldJournalPath)
         if journalFD >= 0 { close(journalFD); journalFD = -1 }
         let j = open(journalPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if j >= 0 { close(j) }
@@ -188,9 +236,144 @@ final class StateStore {
         retryAfterNs = 0
     }
 
+    /// Closes the journal so that the next commit reopens it (tests make it unwritable).
+    func closeJournalForTests() {
+        if journalFD >= 0 { close(journalFD); journalFD = -1 }
+    }
+
+    /// Writes `{"version":1,"seq":…,"state":…}` to `path` atomically and durably
+    /// (temp + fsync + rename + dir fsync). Safe on any thread. Returns nil, or the error and its message.
+    static func writeSnapshot(_ state: BarState, limits: Limits, to path: String) -> (Errno, String)? {
+        let bytes = Persistence.snapshot(state, limits: limits)
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0 { let e = Errno(); return (e, "cannot write \(tmp): \(e)") }
+        do throws(Errno) {
+            try Posix.writeAll(fd, bytes)
+            _ = try Posix.retry { fsync(fd) }
+        } catch {
+            close(fd)
+            unlink(tmp)
+            return (error, "cannot write \(tmp): \(error)")
+        }
+        close(fd)
+        if rename(tmp, path) != 0 { let e = Errno(); return (e, "cannot rename \(tmp): \(e)") }
+        let dir = open(Posix.dirname(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
+        return nil
+    }
+
+    /// Whether a background compaction is running.
+    var compacting: Bool { job != nil }
+
+    /// Starts compacting in the background (see the type's comment): call between
+    /// commits (nothing staged). Falls back to `compact` on this thread when the
+    /// journal cannot be rotated. Returns at once.
+    func startCompaction(_ state: BarState, limits: Limits) throws(Errno) {
+        finishCompaction(wait: false)
+        guard job == nil, stagedCount == 0 else { return }
+        // A journal.1 left by a failed compaction: only a snapshot taken here may remove it.
+        if access(oldJournalPath, F_OK) == 0 || journalFD < 0 {
+            try compact(state, limits: limits)
+            return
+        }
+        if rename(journalPath, oldJournalPath) != 0 {
+            try compact(state, limits: limits)
+            return
+        }
+        let job = CompactionJob(state: state, limits: limits, snapshotPath: snapshotPath,
+                                oldJournalPath: oldJournalPath, oldJournalFD: journalFD)
+        journalFD = -1
+        entries = 0
+        dirtySinceFsync = false
+        do throws(Errno) {
+            try openJournal()
+        } catch {
+            // The next commit retries opening it (and fails the group if it cannot).
+        }
+        if job.start() {
+            self.job = job
+        } else {
+            job.run()
+            report(job)
+        }
+    }
+
+    /// Collects a finished background compaction (or waits for it with `wait`).
+    func finishCompaction(wait: Bool) {
+        guard let job, wait || job.done.load(ordering: .acquiring) else { return }
+        job.join()
+        self.job = nil
+        report(job)
+    }
+
+    private func report(_ job: CompactionJob) {
+        if let e = job.error {
+            lastError = e
+            compactionFailed()
+            Log.error("Compacting the state failed; the journal keeps growing", ["error": e])
+        } else {
+            lastError = nil
+        }
+    }
+
     private func openJournal() throws(Errno) {
         let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; throw e }
         journalFD = fd
+    }
+}
+
+/// One background compaction (`StateStore.startCompaction`): fsync the rotated
+/// journal, write the snapshot, then delete the rotated journal.
+final class CompactionJob: @unchecked Sendable {
+    let state: BarState
+    let limits: Limits
+    let snapshotPath: String
+    let oldJournalPath: String
+    let oldJournalFD: Int32
+    /// Set by the helper thread when it is done; `error` is readable after that.
+    let done = Atomic<Bool>(false)
+    private(set) var error: String?
+    private var thread: pthread_t?
+
+    init(state: BarState, limits: Limits, snapshotPath: String, oldJournalPath: String, oldJournalFD: Int32) {
+        self.state = state
+        self.limits = limits
+        self.snapshotPath = snapshotPath
+        self.oldJournalPath = oldJournalPath
+        self.oldJournalFD = oldJournalFD
+    }
+
+    func start() -> Bool {
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let r = pthread_create(&tid, nil, { arg in
+            let job = Unmanaged<CompactionJob>.fromOpaque(arg!).takeRetainedValue()
+            job.run()
+            return nil
+        }, box.toOpaque())
+        if r != 0 { box.release(); return false }
+        thread = tid
+        return true
+    }
+
+    func run() {
+        if oldJournalFD >= 0 {
+            fdatasync(oldJournalFD)
+            close(oldJournalFD)
+        }
+        if let (_, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
+            error = message
+        } else {
+            // The snapshot holds every entry of the rotated journal now.
+            unlink(oldJournalPath)
+        }
+        done.store(true, ordering: .releasing)
+    }
+
+    func join() {
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
     }
 }

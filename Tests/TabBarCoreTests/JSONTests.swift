@@ -65,4 +65,13 @@ import Testing
     @Test func escapesControlCharactersOnOutput() {
         #expect(JSON.string("a\u{0}b\u{7f}").text == #""a\u0000b\u007f""#)
     }
+
+    @Test func writesRunsBetweenEscapesInLongAndShortStrings() throws {
+        // Short (inline) and long (heap) strings, escapes at the start, middle and end, non-ASCII kept.
+        for s in ["\"", "x\\", "\ty", "héllo \"wörld\"\n", String(repeating: "abc\u{1}é", count: 40) + "\"", "plain"] {
+            let text = JSON.string(s).text
+            #expect(try JSON.parse(text).stringValue == s)
+        }
+        #expect(JSON.string("tab\there \"q\" \\ end\r\n").text == #""tab\there \"q\" \\ end\r\n""#)
+    }
 }

@@ -1,0 +1,166 @@
+/*
+ * floor: the benchmark's reference server — the least a Unix-socket line
+ * server can do. One epoll loop, edge of nothing: for every complete line it
+ * reads it queues one canned reply of the same size and shape as tabbard's
+ * `tab.select` reply; a line containing "subscribe" marks the connection as a
+ * subscriber, and every other line also sends one canned event line to every
+ * subscriber (the fan-out floor). One read per readable socket per turn, one
+ * write per connection per turn (like a well-behaved daemon). No JSON, no
+ * state, no journal: what is left is the kernel's Unix socket.
+ *
+ * usage: floor SOCKET_PATH        (prints nothing; answers a hello line on connect)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static const char HELLO[] =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"hello\",\"params\":{\"server\":\"floor\",\"protocol\":1}}\n";
+/* Same length and shape as tabbard's tab.select reply. */
+static const char REPLY[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":100000,\"result\":{\"seq\":1234567,\"selected\":\"nearby\","
+    "\"previous\":\"home\",\"reselected\":false}}\n";
+static const char SUBSCRIBED[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"seq\":1234567,\"state\":{}}}\n";
+/* Same shape as tabbard's tab.selected event. */
+static const char EVENT[] =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"tab.selected\",\"params\":{\"seq\":1234567,\"tab\":\"nearby\","
+    "\"previous\":\"home\",\"source\":\"program\"}}\n";
+
+struct conn {
+    int fd;
+    int subscriber;
+    int dirty;
+    size_t len, cap, sent;
+    char *out;
+    size_t plen;           /* bytes of an unfinished line kept from the last read */
+    char partial[512];
+};
+
+#define MAXFD 65536
+static struct conn *conns[MAXFD];
+static int subs[MAXFD];
+static int nsubs;
+static int dirty[MAXFD];
+static int ndirty;
+
+static void queue(struct conn *c, const char *p, size_t n) {
+    if (c->len + n > c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4096;
+        while (cap < c->len + n) cap *= 2;
+        c->out = realloc(c->out, cap);
+        c->cap = cap;
+    }
+    memcpy(c->out + c->len, p, n);
+    c->len += n;
+    if (!c->dirty) { c->dirty = 1; dirty[ndirty++] = c->fd; }
+}
+
+static void drop(int ep, struct conn *c) {
+    epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    if (c->subscriber)
+        for (int i = 0; i < nsubs; i++)
+            if (subs[i] == c->fd) { subs[i] = subs[--nsubs]; break; }
+    conns[c->fd] = NULL;
+    free(c->out);
+    free(c);
+}
+
+static void line(struct conn *c, const char *p, size_t n) {
+    if (n == 0) return;
+    if (memmem(p, n, "\"subscribe\"", 11)) {
+        if (!c->subscriber) { c->subscriber = 1; subs[nsubs++] = c->fd; }
+        queue(c, SUBSCRIBED, sizeof SUBSCRIBED - 1);
+        return;
+    }
+    queue(c, REPLY, sizeof REPLY - 1);
+    if (memmem(p, n, "tab.select", 10))
+        for (int i = 0; i < nsubs; i++) queue(conns[subs[i]], EVENT, sizeof EVENT - 1);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) { fprintf(stderr, "usage: floor SOCKET_PATH\n"); return 2; }
+    signal(SIGPIPE, SIG_IGN);
+    int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    strncpy(sa.sun_path, argv[1], sizeof sa.sun_path - 1);
+    unlink(argv[1]);
+    if (bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 4096) < 0) { perror("floor: bind"); return 1; }
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = ls };
+    epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev);
+    static char buf[65536];
+    struct epoll_event evs[256];
+    for (;;) {
+        int n = epoll_wait(ep, evs, 256, -1);
+        if (n < 0) { if (errno == EINTR) continue; return 1; }
+        for (int k = 0; k < n; k++) {
+            int fd = evs[k].data.fd;
+            if (fd == ls) {
+                int c;
+                while ((c = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+                    if (c >= MAXFD) { close(c); continue; }
+                    struct conn *cn = calloc(1, sizeof *cn);
+                    cn->fd = c;
+                    conns[c] = cn;
+                    struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = c };
+                    epoll_ctl(ep, EPOLL_CTL_ADD, c, &e);
+                    queue(cn, HELLO, sizeof HELLO - 1);
+                }
+                continue;
+            }
+            struct conn *c = conns[fd];
+            if (!c) continue;
+            ssize_t r = read(fd, buf, sizeof buf);
+            if (r <= 0) {
+                if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+                drop(ep, c);
+                continue;
+            }
+            size_t start = 0;
+            for (;;) {
+                char *nl = memchr(buf + start, '\n', (size_t)r - start);
+                if (!nl) break;
+                size_t end = (size_t)(nl - buf);
+                if (c->plen) {
+                    size_t m = end - start;
+                    if (c->plen + m > sizeof c->partial) m = sizeof c->partial - c->plen;
+                    memcpy(c->partial + c->plen, buf + start, m);
+                    line(c, c->partial, c->plen + m);
+                    c->plen = 0;
+                } else {
+                    line(c, buf + start, end - start);
+                }
+                start = end + 1;
+            }
+            if (start < (size_t)r) {
+                size_t m = (size_t)r - start;
+                if (c->plen + m > sizeof c->partial) m = sizeof c->partial - c->plen;
+                memcpy(c->partial + c->plen, buf + start, m);
+                c->plen += m;
+            }
+        }
+        /* One write per connection per turn. */
+        for (int i = 0; i < ndirty; i++) {
+            struct conn *c = conns[dirty[i]];
+            if (!c) continue;
+            c->dirty = 0;
+            while (c->sent < c->len) {
+                ssize_t w = send(c->fd, c->out + c->sent, c->len - c->sent, MSG_NOSIGNAL);
+                if (w > 0) { c->sent += (size_t)w; continue; }
+                break;  /* EAGAIN: the benchmark's clients always read; a stuck one just stays queued */
+            }
+            if (c->sent == c->len) c->sent = c->len = 0;
+        }
+        ndirty = 0;
+    }
+}
