@@ -144,6 +144,19 @@ seeds["settings"] = [
     req(9, "sound.reload"), req(10, "bar.configure", {"settings": {"sounds": {"select": ""}}}),
 ]
 
+seeds["fast-select"] = [
+    '{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{"index":2,"source":"program"}}',
+    '{"jsonrpc":"2.0","id":2,"method":"tab.select","params":{"tab":"chat"}}',
+    '{ "params" : { "source" : "user" , "tab" : "me" } , "method" : "tab.select" , "id" : "s-3" , "jsonrpc" : "2.0" }',
+    '{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tab.select","params":{"index":4}}',
+    '{"jsonrpc":"2.0","id":5,"method":"tab.select","params":{"index":-0}}',
+    '{"jsonrpc":"2.0","id":6,"method":"tab.select","params":{"index":999999999999999}}',
+    '{"jsonrpc":"2.0","id":7,"method":"tab.select","params":{"tab":"ch\\u0061t"}}',
+    '{"jsonrpc":"2.0","id":8,"method":"tab.select","params":{"index":1,"index":2}}',
+    '{"jsonrpc":"2.0","id":9,"method":"tab.select","params":{"index":1.0}}',
+    '{"jsonrpc":"2.0","id":-0,"method":"tab.select","params":{"index":1e0}}',
+]
+
 def write(name, data):
     with open(os.path.join(out, "seed-" + name), "wb") as f:
         f.write(data)

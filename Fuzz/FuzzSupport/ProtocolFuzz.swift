@@ -11,6 +11,8 @@ import TabBarCore
 /// Invariants:
 /// - Framing does not depend on how the stream is cut: any chunking (and
 ///   byte-by-byte) gives the lines a reference splitter gives.
+/// - The byte-level `tab.select` path (`FastSelect`) agrees with the slow path on
+///   every line it accepts: id, command, and the params it journals.
 /// - Every line with an id, and every line that is not a request at all, gets
 ///   exactly one reply; notifications get none. Every reply is valid JSON, is
 ///   one line, echoes the request's id exactly, and has exactly one of
@@ -163,6 +165,7 @@ public enum ProtocolFuzz {
                 // Time passes between lines (0…490 ms, by the line's length); due timers fire first, as in the loop.
                 world.now += Int64(bytes.count % 50) * 10
                 try fireDueTimers(&world)
+                try bytes.withUnsafeBufferPointer { try checkFastPath($0) }
                 let decoded = bytes.withUnsafeBufferPointer { Envelope.decode($0) }
                 switch decoded {
                 case .failure(let rejection):
@@ -201,6 +204,28 @@ public enum ProtocolFuzz {
         try checkState(world.reducer.state)
         try checkPersistence(final: world.reducer.state, initial: initial, journal: world.journal,
                              snapshot: snapshot, snapshotJournalOffset: snapshotJournalOffset)
+    }
+
+    /// The server's byte-level `tab.select` path must agree with the slow path on every
+    /// line it accepts: the same id, the same command, the same params for the journal.
+    static func checkFastPath(_ line: UnsafeBufferPointer<UInt8>) throws {
+        guard let fast = FastSelect.scan(line, maxIDLength: limits.maxIDLength) else { return }
+        let text = String(decoding: line, as: UTF8.self)
+        guard case .success(let request) = Envelope.decode(line), let id = request.id else {
+            throw Violation("the fast path accepts a line the slow path rejects: \(text)")
+        }
+        if fast.idJSON(line) != id { throw Violation("fast path id \(fast.idJSON(line).text), slow path \(id.text): \(text)") }
+        var written: [UInt8] = []
+        fast.writeID(line, into: &written)
+        if written != id.encoded() { throw Violation("fast path writes the id as \(String(decoding: written, as: UTF8.self)): \(text)") }
+        guard case .success(let command) = Methods.command(for: request, limits: limits), command == fast.command else {
+            throw Violation("fast path command \(fast.command) differs from the slow path's: \(text)")
+        }
+        written = []
+        fast.writeParams(line, into: &written)
+        if written != (request.params ?? .obj([:])).encoded() {
+            throw Violation("fast path journals params \(String(decoding: written, as: UTF8.self)), slow path \((request.params ?? .null).text): \(text)")
+        }
     }
 
     /// What `Server.fireDueTimers` does.
