@@ -30,7 +30,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz clean
+.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
 
 all: build
 
@@ -49,8 +49,8 @@ release: deps
 run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
-## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units
-test: deps test-swift test-contract test-units test-sandbox
+## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units, a short fuzz run
+test: deps test-swift test-contract test-units test-sandbox fuzz-smoke
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -110,6 +110,40 @@ bench-deps: deps
 .build/bench/fbdclient: bench/fbdclient/fbdclient.c | bench-deps
 	@mkdir -p $(@D)
 	$(BENCH_CC) -o $@ $< -lsystemd
+
+## fuzz: the protocol fuzzer (libFuzzer + ASan, docs/ROBUSTNESS.md) for FUZZ_SECONDS or FUZZ_RUNS inputs
+## (0 / -1: no limit). Seeds: Fuzz/corpus; what it learns goes to .build/fuzz-corpus; crashes to fuzz-artifacts/.
+comma := ,
+FUZZ_SANITIZE ?= fuzzer,address
+FUZZ_SECONDS  ?= 600
+FUZZ_RUNS     ?= -1
+FUZZ_ARGS     ?=
+FUZZ_SCRATCH   = .build/fuzz-$(subst $(comma),-,$(FUZZ_SANITIZE))
+FUZZ_BIN       = $(FUZZ_SCRATCH)/release/FuzzProtocol
+FUZZ_OPTS      = -max_len=2048 -dict=Fuzz/protocol.dict -artifact_prefix=fuzz-artifacts/ -print_final_stats=1
+# SWIFT_BACKTRACE=enable=no: else a crash is caught by Swift's backtracer and libFuzzer saves no artifact.
+FUZZ_ENV       = SWIFT_BACKTRACE=enable=no
+
+fuzz: fuzz-build
+	mkdir -p fuzz-artifacts .build/fuzz-corpus
+	$(FUZZ_ENV) $(FUZZ_BIN) $(FUZZ_OPTS) -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) $(FUZZ_ARGS) .build/fuzz-corpus Fuzz/corpus
+
+# SwiftPM passes each --sanitize value as its own -sanitize= flag, in no fixed order, and swiftc
+# keeps only the last one: without the combined -Xswiftc flag a build is at random left
+# without coverage instrumentation ("no interesting inputs were found").
+fuzz-build:
+	$(SWIFT) build -c release --product FuzzProtocol $(foreach s,$(subst $(comma), ,$(FUZZ_SANITIZE)),--sanitize=$(s)) \
+	  -Xswiftc -sanitize=$(FUZZ_SANITIZE) --scratch-path $(FUZZ_SCRATCH)
+
+## fuzz-smoke: the short bounded fuzz run of `make test` (FUZZ_SMOKE_SECONDS, default 20), from the seeds only
+FUZZ_SMOKE_SECONDS ?= 20
+fuzz-smoke: fuzz-build
+	rm -rf .build/fuzz-smoke && mkdir -p .build/fuzz-smoke fuzz-artifacts
+	$(FUZZ_ENV) $(FUZZ_BIN) $(FUZZ_OPTS) -max_total_time=$(FUZZ_SMOKE_SECONDS) .build/fuzz-smoke Fuzz/corpus
+
+## fuzz-merge: adds to Fuzz/corpus the inputs of .build/fuzz-corpus that reach new coverage
+fuzz-merge: fuzz-build
+	$(FUZZ_ENV) $(FUZZ_BIN) -merge=1 Fuzz/corpus .build/fuzz-corpus
 
 clean:
 	$(SWIFT) package clean

@@ -35,6 +35,11 @@ let package = Package(
                           exclude: ["floor", "preload", "fbdclient", "CBench"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
 
+        // The protocol fuzzer: invariants in a library (also run by FuzzTests), the libFuzzer
+        // entry point in an executable (`make fuzz` builds it with --sanitize=fuzzer).
+        .target(name: "FuzzSupport", dependencies: ["TabBarCore"], path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzProtocol", dependencies: ["FuzzSupport"], path: "Fuzz/FuzzProtocol"),
+
         .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore"]),
         .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
@@ -42,6 +47,7 @@ let package = Package(
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
     ]

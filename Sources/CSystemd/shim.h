@@ -24,4 +24,11 @@ extern int accept4(int, struct sockaddr *, socklen_t *, int);
 static inline int tabbard_accept(int fd) {
     return accept4(fd, 0, 0, 04000 /* SOCK_NONBLOCK */ | 02000000 /* SOCK_CLOEXEC */);
 }
+#include <malloc.h>
+
+/// mallopt(M_MMAP_THRESHOLD, bytes): a fixed threshold stops glibc's dynamic one from
+/// growing each time a big buffer is freed (after which RSS ratchets up and stays).
+static inline int tabbard_fix_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}
 #endif

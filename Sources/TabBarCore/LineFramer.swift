@@ -33,7 +33,8 @@ public struct LineFramer: Sendable {
                 // No newline: keep the tail, unless it makes the line too long.
                 if discarding { return }
                 let tail = n - start
-                if pending.count + tail > maxLine {
+                // One byte of slack: a line of exactly maxLine bytes may still be followed by "\r".
+                if pending.count + tail > maxLine + 1 {
                     pending.removeAll(keepingCapacity: pending.capacity <= 4096)
                     discarding = true
                     handle(.tooLong)

@@ -218,8 +218,11 @@ extension BarState {
         if let v = try p.object("visibility") {
             let reasons = (try v.array("reasons") ?? []).compactMap { $0.stringValue.flatMap(HideReason.init(rawValue:)) }
             let stack = (try v.array("nav_stack") ?? []).compactMap(\.boolValue)
+            // `push_hold` (the push reason set directly) is only needed when a pushed screen also hides
+            // the bar; snapshots written without it infer it from the reasons.
+            let hold = try v.bool("push_hold") ?? (reasons.contains(.push) && !stack.contains(true))
             state.visibility = Visibility(reasons: HideReason.allCases.filter { reasons.contains($0) }, navStack: stack,
-                                          pushHold: reasons.contains(.push) && !stack.contains(true))
+                                          pushHold: hold)
         }
         return state
     }
@@ -228,7 +231,7 @@ extension BarState {
 extension Visibility {
     public var json: JSON {
         .obj(["hidden": .bool(hidden), "reasons": .array(reasons.map { .string($0.rawValue) }), "phase": .string(phase.rawValue),
-              "nav_stack": .array(navStack.map(JSON.bool))])
+              "nav_stack": .array(navStack.map(JSON.bool)), "push_hold": .bool(pushHold)])
     }
 }
 

@@ -60,6 +60,8 @@ extension Reducer {
                 state.seq += 1
                 var out = Outcome(reply: .success(.null))
                 endTouch(.cancel, into: &out)
+                out.journal = journalEntry(commit: nil, nil)
+                unlessSeen(&out)
                 out.reply = .success(reply())
                 return out
             }
@@ -74,6 +76,8 @@ extension Reducer {
                 commit = self.commit(k, into: &out)
                 touch.active?.committed = true
             }
+            out.journal = journalEntry(commit: commit, k)
+            unlessSeen(&out)
             out.reply = .success(reply(commit: commit))
             return out
         case .up, .cancel:
@@ -85,15 +89,37 @@ extension Reducer {
             var out = Outcome(reply: .success(.null))
             touch.active = nil
             var commit: Commit?
+            var committed: Int?
             if phase == .up, let k = h.index, state.items[k].id == active.item {
                 highlightEnd(active.item, .end, into: &out)
-                if !active.committed { commit = self.commit(k, into: &out) }
+                if !active.committed { commit = self.commit(k, into: &out); committed = k }
             } else {
                 highlightEnd(active.item, .cancel, into: &out)
             }
+            out.journal = journalEntry(commit: commit, committed)
+            unlessSeen(&out)
             out.reply = .success(reply(commit: commit))
             return out
         }
+    }
+
+    /// A touch whose only effect is on the finger tracker (say an up after `tab.highlight`
+    /// moved the highlight elsewhere) is no change: it takes back the `seq` it counted,
+    /// which would otherwise be a gap every subscriber sees.
+    mutating func unlessSeen(_ out: inout Outcome) {
+        guard out.events.isEmpty else { return }
+        state.seq -= 1
+        out.journal = nil
+    }
+
+    /// What the journal records for a touch: what it committed, as the request that does
+    /// the same (a replay must not depend on the finger tracker, which is not persisted and
+    /// is lost when a snapshot falls between a touch's down and up); a touch that only
+    /// moved the highlight is recorded as `touch.highlight`, which a replay skips.
+    func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
+        guard let commit, let k else { return JournalEntry("touch.highlight", nil) }
+        let tab: JSON = .obj(["tab": .string(state.items[k].id), "source": .string("user")])
+        return JournalEntry(commit == .action ? "action.trigger" : "tab.select", tab)
     }
 
     /// Commits item `k` for the user: reselect, select, or trigger.

@@ -18,8 +18,14 @@ final class Connection {
     var pollingOut = false
     /// Reading is paused because too much output is queued (back-pressure).
     var readPaused = false
+    /// Bytes read but not yet framed when reading was paused (at most one read).
+    var unread: [UInt8] = []
     /// Events were dropped; a `state.resync` is owed.
     var owesResync = false
+    /// Fell behind and has not caught up since (its queue has not been empty).
+    var behind = false
+    /// SO_SNDBUF, read once.
+    private var sendBuffer = 0
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0
@@ -51,14 +57,54 @@ final class Connection {
         return false
     }
 
-    /// Drops queued events, keeping any line that is already partly written.
-    func dropQueue() {
+    /// Drops queued events, keeping any line that is already partly written and every
+    /// reply: a request with an id always gets its reply, even from a subscriber that fell
+    /// behind. `mark`, a line boundary in the queue (a group commit's, see `Batch`), is
+    /// returned where it stands afterwards.
+    @discardableResult
+    func dropQueue(mark: Int? = nil) -> Int? {
         var keep = sent
         if sent > 0 && out[sent - 1] != 0x0A {
             while keep < out.count && out[keep] != 0x0A { keep += 1 }
             if keep < out.count { keep += 1 }
         }
+        var moved = mark.map { min($0, keep) }
+        var replies: [UInt8] = []
+        var i = keep
+        while i < out.count {
+            var j = i
+            while j < out.count && out[j] != 0x0A { j += 1 }
+            let end = min(j + 1, out.count)
+            if Connection.isReply(out[i..<end]) {
+                replies.append(contentsOf: out[i..<end])
+                if let m = mark, end <= m { moved! += end - i }
+            }
+            i = end
+        }
         out.removeSubrange(keep...)
+        out.append(contentsOf: replies)
+        return moved
+    }
+
+    /// Bytes the socket would still take now: its send buffer less what the peer has not
+    /// read yet (SIOCOUTQ).
+    func socketRoom() -> Int {
+        if sendBuffer == 0 {
+            var v: Int32 = 0
+            var len = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &len)
+            sendBuffer = Int(v)
+        }
+        var unread: Int32 = 0
+        guard ioctl(fd, UInt(TIOCOUTQ), &unread) == 0 else { return 0 }
+        return max(0, sendBuffer - Int(unread))
+    }
+
+    static let replyHead: [UInt8] = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+
+    /// Replies start `{"jsonrpc":"2.0","id":`; notifications `{"jsonrpc":"2.0","method":`.
+    static func isReply(_ line: ArraySlice<UInt8>) -> Bool {
+        line.count >= replyHead.count && line.prefix(replyHead.count).elementsEqual(replyHead)
     }
 
     /// Writes as much as the socket takes. Returns false when the peer is gone.
@@ -71,13 +117,39 @@ final class Connection {
                 continue
             }
             if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return true }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // A client that reads, but never quite catches up, must not make the buffer
+                // grow forever with bytes already sent: drop them once they are most of it.
+                // (Never inside a group commit: flushing waits for `Server.commitBatch`.)
+                if sent >= 1 << 16 && sent * 2 >= out.count {
+                    out.removeSubrange(0..<sent)
+                    sent = 0
+                }
+                return true
+            }
             return false
         }
         // Everything went out: reuse the buffer.
         if sent > 0 {
             if out.capacity > 1 << 20 { out = [] } else { out.removeAll(keepingCapacity: true) }
             sent = 0
+        }
+        return true
+    }
+
+    /// Writes what is queued before `limit` (bytes an open group commit has not added),
+    /// moving nothing in the queue. Returns whether the socket took all of it; false also
+    /// when the peer is gone (the next `flush` finds out).
+    func flushCommitted(upTo limit: Int, now: UInt64) -> Bool {
+        while sent < limit {
+            let n = out.withUnsafeBytes { send(fd, $0.baseAddress! + sent, limit - sent, Int32(MSG_NOSIGNAL)) }
+            if n > 0 {
+                sent += n
+                lastProgressNs = now
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            return false
         }
         return true
     }

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import CSystemd
 
 /// `tabbard`'s command line: flags → config → server.
 public enum DaemonCommand {
@@ -28,6 +29,10 @@ public enum DaemonCommand {
 
     /// Parses `args`, runs the daemon, returns the exit status.
     public static func main(_ args: [String]) -> Int32 {
+        // A fixed mmap threshold: by default glibc raises it each time a big buffer (a client's
+        // queued replies) is freed, after which such buffers come from the heap and the RSS
+        // ratchets up under load instead of going back down.
+        _ = tabbard_fix_mmap_threshold(128 * 1024)
         var config = ServerConfig.defaults()
         var socket: String?, state: String?, sounds: [String] = [], audio: AudioMode?, device: String?, level: Priority?
         var configFile: String?

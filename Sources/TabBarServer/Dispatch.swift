@@ -266,10 +266,17 @@ struct Batch {
         marks.append((c, c.out.count))
     }
 
-    /// `c` lost queued bytes (a slow subscriber's queue was dropped): keep its mark inside its queue.
-    mutating func shrank(_ c: Connection) {
+    /// Where `c`'s queue stood when the open batch first touched it, if it did.
+    func position(of c: Connection) -> Int? {
+        guard open, c.batchEpoch == epoch else { return nil }
+        return marks.first { $0.0 === c }?.1
+    }
+
+    /// `c`'s queue was rearranged (a slow subscriber's events dropped, its replies kept):
+    /// its mark now stands at `position`.
+    mutating func move(_ c: Connection, to position: Int) {
         guard open, c.batchEpoch == epoch, let k = marks.firstIndex(where: { $0.0 === c }) else { return }
-        marks[k].1 = min(marks[k].1, c.out.count)
+        marks[k].1 = min(position, c.out.count)
     }
 
     mutating func close() {

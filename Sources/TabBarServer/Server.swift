@@ -191,6 +191,7 @@ public final class Server {
         if store.needsCompaction && !store.compacting {
             // In the background: the loop only renames the journal (StateStore.startCompaction).
             do { try store.startCompaction(reducer.state, limits: reducer.limits) } catch {
+                store.compactionFailed()
                 Log.error("Compacting the state failed; the journal keeps growing", ["error": "\(error)"])
             }
         }
@@ -228,6 +229,7 @@ public final class Server {
                 Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])
                 continue
             }
+            if conns.count >= config.maxClients { reapHungUp(now: now) }
             if conns.count >= config.maxClients {
                 stats.connectionsRefused += 1
                 refuse(fd, .limitExceeded("Too many clients (max_clients = \(config.maxClients)); try again later."))
@@ -247,6 +249,18 @@ public final class Server {
             markDirty(c)
             Log.debug("Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)])
         }
+    }
+
+    /// At the limit, clients that already hung up still hold their slots until their EOF
+    /// is read in a later loop turn; a burst of connect-and-vanish clients would then
+    /// lock out everyone else. Read those EOFs now (answering any last line as usual).
+    func reapHungUp(now: UInt64) {
+        var fds = conns.values.map { pollfd(fd: $0.fd, events: Int16(POLLIN) | 0x2000 /* POLLRDHUP */, revents: 0) }
+        guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
+        for p in fds where p.revents & (Int16(POLLHUP) | Int16(POLLERR) | 0x2000) != 0 {
+            if let c = conns[p.fd] { readFrom(c, now: now) }
+        }
+        flushDirty(now: now)
     }
 
     func allowed(uid: UInt32, gid: UInt32) -> Bool {
@@ -286,9 +300,10 @@ public final class Server {
                 break
             }
             lineReadNs = now
-            readBuffer.withUnsafeBufferPointer { buf in
-                let chunk = UnsafeBufferPointer(rebasing: buf[0..<n])
-                c.framer.feed(chunk) { unit in handle(unit, from: c) }
+            let used = readBuffer.withUnsafeBufferPointer { buf in frame(UnsafeBufferPointer(rebasing: buf[0..<n]), for: c) }
+            if used < n {
+                // Back-pressure in the middle of a read: the rest waits until the client reads its replies.
+                c.unread = Array(readBuffer[used..<n])
             }
             commitBatch()
             if c.queued > config.maxQueuedBytes && !c.readPaused {
@@ -299,6 +314,31 @@ public final class Server {
             if n < readBuffer.count { break }
         }
         markDirty(c)
+    }
+
+    /// Frames `bytes` for `c` in slices, stopping as soon as its queued output is over
+    /// max_queued_bytes; returns the bytes consumed. A 64 KiB read of small requests with
+    /// big replies (`state.get`) would otherwise queue megabytes at once.
+    func frame(_ bytes: UnsafeBufferPointer<UInt8>, for c: Connection) -> Int {
+        var off = 0
+        while off < bytes.count && !c.closed && c.queued <= config.maxQueuedBytes {
+            let end = min(bytes.count, off + 4096)
+            c.framer.feed(UnsafeBufferPointer(rebasing: bytes[off..<end])) { unit in handle(unit, from: c) }
+            off = end
+        }
+        return off
+    }
+
+    /// Frames what was read while the client was paused (its changes committed as one
+    /// group, like a read's); pauses it again if need be.
+    func resumeUnread(_ c: Connection, now: UInt64) {
+        let pending = c.unread
+        c.unread = []
+        lineReadNs = now
+        let used = pending.withUnsafeBufferPointer { frame($0, for: c) }
+        if used < pending.count { c.unread = Array(pending[used...]) }
+        commitBatch()
+        if c.queued > config.maxQueuedBytes { c.readPaused = true }
     }
 
     func flushDirty(now: UInt64) {
@@ -316,10 +356,24 @@ public final class Server {
                 drop(c)
                 continue
             }
-            let pending = c.queued > 0
+            if c.queued == 0 { c.behind = false }
             var changed = false
+            // Resume a paused client: first what was read but not framed, flushing as it goes,
+            // until it is paused again by a full socket or everything is framed.
+            while c.readPaused && c.queued <= config.maxQueuedBytes / 2 {
+                c.readPaused = false
+                changed = true
+                guard !c.unread.isEmpty else { break }
+                resumeUnread(c, now: now)
+                if c.closed { break }
+                if !c.flush(now: now) {
+                    drop(c)
+                    break
+                }
+            }
+            if c.closed { continue }
+            let pending = c.queued > 0
             if pending != c.pollingOut { c.pollingOut = pending; changed = true }
-            if c.readPaused && c.queued <= config.maxQueuedBytes / 2 { c.readPaused = false; changed = true }
             if c.readClosed && !pending {
                 drop(c)
                 continue
@@ -348,18 +402,34 @@ public final class Server {
         for s in subscribers where s.wants(event.method) {
             if s.owesResync { continue }
             if batch.open { batch.mark(s) }
-            if s.queued + line.count > config.maxQueuedBytes {
-                // Too slow: its queue goes, one state.resync replaces it.
-                s.dropQueue()
-                batch.shrank(s)
+            if s.queued + line.count > config.maxQueuedBytes && fellBehind(s, adding: line.count) {
+                // Too slow: its queued events go (its replies stay), one state.resync replaces them.
+                if let moved = s.dropQueue(mark: batch.position(of: s)) { batch.move(s, to: moved) }
                 s.owesResync = true
-                Log.info("Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)])
+                if !s.behind {
+                    // Once per episode: a stuck subscriber overflows again at every few events.
+                    s.behind = true
+                    Log.info("Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)])
+                }
             } else {
                 s.out.append(contentsOf: line)
                 stats.eventBytes += line.count
             }
             markDirty(s)
         }
+    }
+
+    /// Whether subscriber `s`, over max_queued_bytes, really cannot keep up: only when its
+    /// socket takes no more. Its committed output is written first (all of it when no group
+    /// commit is open); if the socket took that, what the open group adds may queue up to
+    /// the limit plus the room left in the socket — a burst, not a slow subscriber.
+    func fellBehind(_ s: Connection, adding bytes: Int) -> Bool {
+        guard let mark = batch.position(of: s) else {
+            _ = s.flush(now: lineReadNs)
+            return s.queued + bytes > config.maxQueuedBytes
+        }
+        guard s.flushCommitted(upTo: mark, now: lineReadNs) else { return true }
+        return s.queued + bytes > config.maxQueuedBytes + s.socketRoom()
     }
 
     // MARK: Signals and shutdown

@@ -60,12 +60,7 @@ final class StateStore {
         var restoredFrom = "built-in default bar"
         if let bytes = try Posix.readFile(snapshotPath) {
             do {
-                let doc = try JSON.parse(bytes)
-                guard let seq = doc["seq"]?.intValue, seq >= 0, let st = doc["state"] else {
-                    throw RPCError.invalidParams("seq", "the snapshot has no seq or state")
-                }
-                reducer.state = try BarState.decode(st, seq: UInt64(seq), limits: limits)
-                if let e = Reducer.validate(reducer.state.items, limits: limits) { throw e }
+                reducer.state = try Persistence.decodeSnapshot(bytes, limits: limits)
                 restoredFrom = snapshotPath
             } catch {
                 let aside = moveAside(snapshotPath)
@@ -74,47 +69,50 @@ final class StateStore {
             }
         }
         // Replay the journals: the one a compaction was interrupted in, then the current one.
+        // Streamed: a journal is never read into memory whole.
         var replayed = 0
+        var goodPrefixes: [(String, Int)] = []
         for path in [oldJournalPath, journalPath] {
-        if let bytes = try Posix.readFile(path) {
-            var framer = LineFramer(maxLine: 1 << 24)
-            var bad: String?
-            var good = 0
-            framer.feed(bytes) { unit in
-                guard bad == nil else { return }
-                guard case .line(let l) = unit else { bad = "overlong line"; return }
-                do {
-                    let entry = try JSON.parse(l)
-                    guard let seq = entry["seq"]?.intValue, let method = entry["method"]?.stringValue else {
-                        bad = "entry without seq or method"
-                        return
-                    }
-                    good += 1
-                    if UInt64(seq) <= reducer.state.seq { return }  // already in the snapshot
-                    let req = Request(id: .null, method: method, params: entry["params"])
-                    if case .success(let cmd) = Methods.command(for: req, limits: limits) {
-                        _ = reducer.reduce(cmd)
-                    }
-                    reducer.state.seq = UInt64(seq)
-                    replayed += 1
-                } catch {
-                    bad = "\(error)"
-                }
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            if fd < 0 {
+                if errno == ENOENT { continue }
+                throw Errno()
             }
-            let torn = !framer.pending.isEmpty
-            if let bad {
+            defer { close(fd) }
+            var st = stat()
+            if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+                Log.error("State journal is not a regular file; ignored its contents", ["file": path])
+                continue
+            }
+            var replayer = Persistence.Replayer(reducer)
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while replayer.bad == nil {
+                let n = try Posix.retry { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+                if n == 0 { break }
+                chunk.withUnsafeBufferPointer { replayer.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+            }
+            reducer = replayer.reducer
+            replayed += replayer.applied
+            if let bad = replayer.bad {
                 let aside = moveAside(path, copy: true)
-                Log.error("State journal is corrupt after \(good) good entries; kept those, copied the file aside", ["file": path, "copy": aside, "reason": bad])
-            } else if torn {
+                Log.error("State journal is corrupt after \(replayer.good) good entries; kept those, copied the file aside", ["file": path, "copy": aside, "reason": bad])
+                goodPrefixes.append((path, replayer.goodBytes))
+            } else if replayer.torn {
                 Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": path])
+                goodPrefixes.append((path, replayer.goodBytes))
             }
         }
-        }
-        reducer.state.highlighted = nil
-        reducer.state.visibility.phase = .idle
+        reducer.state = Persistence.restored(reducer.state)
         if replayed > 0 { restoredFrom += " + \(replayed) journal entries" }
         Log.info("State restored", ["from": restoredFrom, "seq": String(reducer.state.seq)])
-        try compact(reducer.state, limits: limits)
+        do {
+            try compact(reducer.state, limits: limits)
+        } catch {
+            // No snapshot now (a full disk, say): serve anyway from the journals as they are,
+            // cut back to their good prefixes so that new entries do not follow a bad one.
+            for (path, length) in goodPrefixes { _ = truncate(path, off_t(length)) }
+            Log.error("Could not write a snapshot at start; serving anyway, the journal keeps every change", ["file": snapshotPath, "error": "\(error)"])
+        }
         return reducer
     }
 
@@ -204,7 +202,18 @@ final class StateStore {
         lastFsyncNs = Posix.monotonicNs()
     }
 
-    var needsCompaction: Bool { entries >= compactEvery }
+    /// After a failed compaction (a full disk, say), when to try again.
+    private var retryAfterNs: UInt64 = 0
+    private var retryDelayMs = 0
+
+    var needsCompaction: Bool { entries >= compactEvery && Posix.monotonicNs() >= retryAfterNs }
+
+    /// A compaction failed: the journal keeps every change meanwhile; try again in
+    /// 1 s, 2 s, 4 s … at most every minute (not at every loop turn, logging each time).
+    func compactionFailed() {
+        retryDelayMs = min(max(1000, retryDelayMs * 2), 60_000)
+        retryAfterNs = Posix.monotonicNs() + UInt64(retryDelayMs) * 1_000_000
+    }
 
     /// Writes a snapshot of `state` atomically and empties the journal (on the
     /// calling thread: at start-up, at shutdown, and when a background compaction
@@ -223,6 +232,8 @@ final class StateStore {
         entries = 0
         dirtySinceFsync = false
         lastError = nil
+        retryDelayMs = 0
+        retryAfterNs = 0
     }
 
     /// Closes the journal so that the next commit reopens it (tests make it unwritable).
@@ -233,9 +244,7 @@ final class StateStore {
     /// Writes `{"version":1,"seq":…,"state":…}` to `path` atomically and durably
     /// (temp + fsync + rename + dir fsync). Safe on any thread. Returns nil, or the error and its message.
     static func writeSnapshot(_ state: BarState, limits: Limits, to path: String) -> (Errno, String)? {
-        let doc: JSON = .obj(["version": .int(1), "seq": .int(state.seq), "state": state.json(limits: limits)])
-        var bytes = doc.encoded()
-        bytes.append(0x0A)
+        let bytes = Persistence.snapshot(state, limits: limits)
         let tmp = path + ".tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if fd < 0 { let e = Errno(); return (e, "cannot write \(tmp): \(e)") }
@@ -301,6 +310,7 @@ final class StateStore {
     private func report(_ job: CompactionJob) {
         if let e = job.error {
             lastError = e
+            compactionFailed()
             Log.error("Compacting the state failed; the journal keeps growing", ["error": e])
         } else {
             lastError = nil

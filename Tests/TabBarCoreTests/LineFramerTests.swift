@@ -63,6 +63,23 @@ func frame(_ chunks: [[UInt8]], maxLine: Int = 65536, finish: Bool = false) -> [
         #expect(frame([Array("\(ten)b\n".utf8)], maxLine: 10) == [.tooLong])
     }
 
+    /// Found by the fuzzer: "\r" arriving before its "\n" in another read made a line of
+    /// exactly max_line bytes too long, though the same bytes in one read were accepted.
+    @Test func lineOfExactlyMaxLineWithCRLFIsAcceptedAtEverySplit() {
+        let ten = String(repeating: "b", count: 10)
+        let data = Array("\(ten)\r\nok\n".utf8)
+        for cut in 0...data.count {
+            #expect(frame([Array(data[..<cut]), Array(data[cut...])], maxLine: 10) == [.line(ten), .line("ok")], "cut at \(cut)")
+        }
+        #expect(frame(data.map { [$0] }, maxLine: 10) == [.line(ten), .line("ok")])
+        // One byte more is too long however it is cut.
+        let eleven = Array("\(ten)b\r\nok\n".utf8)
+        for cut in 0...eleven.count {
+            #expect(frame([Array(eleven[..<cut]), Array(eleven[cut...])], maxLine: 10) == [.tooLong, .line("ok")], "cut at \(cut)")
+        }
+        #expect(frame([Array("\(ten)\r".utf8)], maxLine: 10, finish: true) == [.line(ten)])
+    }
+
     @Test func finalLineWithoutNewlineCountsAtEOF() {
         #expect(frame([Array("a\nb".utf8)]) == [.line("a")])
         #expect(frame([Array("a\nb".utf8)], finish: true) == [.line("a"), .line("b")])

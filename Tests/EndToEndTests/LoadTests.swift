@@ -1,0 +1,265 @@
+import Foundation
+import Glibc
+import Testing
+import TabBarCore
+
+/// What a subscriber can rebuild from events alone: selection, badges, feedback, width.
+struct Projection: Equatable, CustomStringConvertible {
+    var selected: JSON = .null
+    var previous: JSON = .null
+    var badges: [String: JSON] = [:]
+    var ids: [String] = []
+    var feedback: JSON = .null
+    var width: JSON = .null
+
+    init() {}
+
+    init(state: JSON) {
+        selected = state["selected"] ?? .null
+        previous = state["previous"] ?? .null
+        feedback = state["feedback"] ?? .null
+        width = state["layout"]?["width"] ?? .null
+        if case .array(let items)? = state["items"] {
+            for item in items {
+                guard let id = item["id"]?.stringValue else { continue }
+                ids.append(id)
+                badges[id] = item["badge"] ?? .null
+            }
+        }
+    }
+
+    /// Applies one event; false for an event this projection does not know.
+    mutating func apply(_ method: String, _ p: JSON) -> Bool {
+        switch method {
+        case "tab.selected":
+            selected = p["tab"] ?? .null
+            previous = p["previous"] ?? .null
+        case "tab.reselected": break
+        case "badge.changed":
+            if let tab = p["tab"]?.stringValue { badges[tab] = p["badge"] ?? .null }
+        case "feedback.changed": feedback = p["feedback"] ?? .null
+        case "bar.configured", "state.resync": self = Projection(state: p["state"] ?? .null)
+        default: return false
+        }
+        return true
+    }
+
+    var description: String {
+        "selected=\(selected.text) previous=\(previous.text) feedback=\(feedback.text) width=\(width.text) badges=\(ids.map { "\($0):\(badges[$0]?.text ?? "-")" })"
+    }
+}
+
+/// One subscriber on its own thread: rebuilds the state from events and checks that its
+/// seqs have no gaps and no duplicates (a change's several events share one seq).
+final class EventListener: @unchecked Sendable {
+    let client: RawClient
+    private(set) var model = Projection()
+    private(set) var seq = 0
+    private(set) var events = 0
+    private(set) var resyncs = 0
+    private(set) var problems: [String] = []
+    private var methodsAtSeq: Set<String> = []
+    private let lock = NSLock()
+    private var target = Int.max
+    private var thread: Thread?
+
+    init(socket: String) throws {
+        client = try RawClient(path: socket)
+        guard let r = try client.call("subscribe")["result"], let s = r["seq"]?.intValue else { throw TestFailure("subscribe failed") }
+        model = Projection(state: r["state"] ?? .null)
+        seq = s
+    }
+
+    func start() {
+        let t = Thread { [self] in run() }
+        thread = t
+        t.start()
+    }
+
+    private func run() {
+        while lock.withLock({ seq < target }) {
+            guard let m = try? client.readJSON(timeout: 30) else {
+                lock.withLock { if seq < target { problems.append("no event within 30 s at seq \(seq)") } }
+                return
+            }
+            guard let method = m["method"]?.stringValue, let p = m["params"] else { continue }
+            guard let s = p["seq"]?.intValue else { continue }  // sound.played: no seq
+            lock.withLock {
+                events += 1
+                if method == "state.resync" {
+                    resyncs += 1
+                    if s < seq { problems.append("resync went back from \(seq) to \(s)") }
+                    seq = s
+                    methodsAtSeq = [method]
+                } else if s == seq + 1 {
+                    seq = s
+                    methodsAtSeq = [method]
+                } else if s == seq && !methodsAtSeq.contains(method) {
+                    methodsAtSeq.insert(method)
+                } else {
+                    problems.append("\(method) with seq \(s) after seq \(seq)")
+                    seq = max(seq, s)
+                }
+                _ = model.apply(method, p)
+            }
+        }
+    }
+
+    /// Waits until this subscriber has seen `final`.
+    func finish(at final: Int, timeout: Double = 30) throws {
+        lock.withLock { target = final }
+        try waitUntil("a subscriber to reach seq \(final)", timeout: timeout) { lock.withLock { seq >= final } || thread?.isFinished == true }
+        shutdown(client.fd, Int32(SHUT_RDWR))  // unblocks its read
+        try waitUntil("its thread to end") { thread?.isFinished == true }
+    }
+}
+
+@Suite(.serialized) struct LoadTests {
+    /// 64 clients send 19,200 mixed requests (selections, badges, feedback, layout, reads)
+    /// while 32 subscribers listen. Every subscriber ends with the state `state.get` gives,
+    /// its seqs have no gap or duplicate except across a `state.resync`, every request got
+    /// its reply, and a restart after SIGKILL replays the journal to exactly the same state.
+    @Test func sixtyFourClientsAndThirtyTwoSubscribers() throws {
+        let d = try startDaemon(config: #"{"max_clients":200,"compact_every":1000000}"#)
+        let listeners = try (0..<32).map { _ in try EventListener(socket: d.socket) }
+        for l in listeners { l.start() }
+        let perClient = 300
+        final class Counts: @unchecked Sendable { var failures = [Int](repeating: 0, count: 64) }
+        let counts = Counts()
+        let socket = d.socket
+        let tabs = ["home", "nearby", "chat", "me"]
+        var threads: [Thread] = []
+        for k in 0..<64 {
+            let t = Thread {
+                var rng = SystemRandomNumberGenerator()
+                guard let c = try? RawClient(path: socket) else { counts.failures[k] = perClient; return }
+                var sent = 0
+                while sent < perClient {
+                    var batch = ""
+                    let n = min(20, perClient - sent)
+                    for j in 0..<n {
+                        let id = "\(k)-\(sent + j)"
+                        let tab = tabs.randomElement(using: &rng)!
+                        let line: String
+                        switch Int.random(in: 0..<100, using: &rng) {
+                        case 0..<25: line = #"{"id":"\#(id)","method":"tab.select","params":{"tab":"\#(tab)","source":"\#(Bool.random(using: &rng) ? "user" : "program")"}}"#
+                        case 25..<45: line = #"{"id":"\#(id)","method":"badge.set","params":{"tab":"\#(tab)","count":\#(Int.random(in: -2...150, using: &rng))}}"#
+                        case 45..<55: line = #"{"id":"\#(id)","method":"badge.set","params":{"tab":"\#(tab)","text":"t\#(Int.random(in: 0...20, using: &rng))"}}"#
+                        case 55..<62: line = #"{"id":"\#(id)","method":"badge.clear","params":{"tab":"\#(tab)"}}"#
+                        case 62..<68: line = #"{"id":"\#(id)","method":"feedback.set","params":{"volume":\#(Double(Int.random(in: 0...10, using: &rng)) / 10)}}"#
+                        case 68..<70: line = #"{"id":"\#(id)","method":"bar.configure","params":{"layout":{"width":\#(Int.random(in: 300...420, using: &rng))}}}"#
+                        case 70..<85: line = #"{"id":"\#(id)","method":"state.get"}"#
+                        case 85..<95: line = #"{"id":"\#(id)","method":"ping"}"#
+                        default: line = #"{"id":"\#(id)","method":"tab.select","params":{"tab":"post"}}"#  // an error
+                        }
+                        batch += line + "\n"
+                    }
+                    guard (try? c.send(batch)) != nil else { counts.failures[k] += n; return }
+                    for j in 0..<n {
+                        guard let r = try? c.readJSON(), r["id"] == .string("\(k)-\(sent + j)") else { counts.failures[k] += 1; continue }
+                    }
+                    sent += n
+                }
+            }
+            threads.append(t)
+            t.start()
+        }
+        try waitUntil("the 64 clients", timeout: 60) { threads.allSatisfy(\.isFinished) }
+        #expect(counts.failures.reduce(0, +) == 0, "requests without their reply")
+        let probe = try RawClient(path: d.socket)
+        let final = try #require(try probe.call("state.get")["result"])
+        let finalSeq = try #require(final["seq"]?.intValue)
+        let want = Projection(state: final["state"] ?? .null)
+        #expect(finalSeq > 5000)
+        var resyncs = 0
+        for (k, l) in listeners.enumerated() {
+            try l.finish(at: finalSeq)
+            #expect(l.problems.isEmpty, "subscriber \(k): \(l.problems.prefix(3))")
+            #expect(l.seq == finalSeq, "subscriber \(k)")
+            #expect(l.model == want, "subscriber \(k):\n\(l.model)\n\(want)")
+            resyncs += l.resyncs
+        }
+        // The journal replays to the same state.
+        d.kill9()
+        let again = try Daemon(extraArgs: ["--config", d.dir + "/config.json"], dir: d.dir)
+        defer { #expect(again.stop() == 0) }
+        let replayed = try RawClient(path: again.socket).call("state.get")["result"]
+        #expect(replayed == final)
+        print("load: \(finalSeq) changes, \(listeners.map(\.events).reduce(0, +)) events to 32 subscribers, \(resyncs) resyncs")
+    }
+
+    /// Hostile lines of every kind, `TABBARD_HOSTILE_REQUESTS` of them (default 200,000;
+    /// docs/ROBUSTNESS.md reports 1,000,000 against a release build), with connections
+    /// churned every 5,000: the daemon's RSS after them is within 4 MiB of its RSS after a
+    /// 20,000-line warm-up (and within 8 MiB of its RSS at start).
+    @Test func hostileRequestsKeepMemoryFlat() throws {
+        let total = Int(ProcessInfo.processInfo.environment["TABBARD_HOSTILE_REQUESTS"] ?? "") ?? 200_000
+        let d = try startDaemon()
+        defer { #expect(d.stop() == 0) }
+        let pid = d.process.processIdentifier
+        var c = try RawClient(path: d.socket)
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        let long = #"{"id":1,"method":"ping","params":{"x":""# + String(repeating: "y", count: 70_000) + #""}}"#
+        /// Line k of the hostile stream and whether it gets a reply.
+        func hostile(_ k: Int) -> (String, Bool) {
+            switch k % 24 {
+            case 0: return (#"{"id":\#(k),"method":"tab.select","params":{"tab":"x\#(k)"}}"#, true)
+            case 1: return ("not json \(k)", true)
+            case 2: return (#"{"id":"\#(k)","method":"m\#(k)"}"#, true)
+            case 3: return (#"{"id":\#(k),"id":\#(k),"method":"ping"}"#, true)
+            case 4: return (#"{"id":\#(k),"method":"feedback.set","params":{"volume":NaN}}"#, true)
+            case 5: return (#"{"id":\#(k),"method":"badge.set","params":{"tab":"chat","text":"\#(String(repeating: "z", count: 300))"}}"#, true)
+            case 6: return (#"{"method":"tab.select","params":{"tab":\#(k)}}"#, false)
+            case 7: return ("[\(k)]", true)
+            case 8: return (#"{"id":\#(k),"method":"tab.select","params":{"index":-\#(k)}}"#, true)
+            case 9: return (#"{"id":\#(k),"method":"ping","params":{"u\#(k)":1}}"#, true)
+            case 10: return (#"{"id":\#(k),"method":"tab.select","params":{"tab":"chat","if_seq":\#(k)}}"#, true)
+            case 11: return (#"{"id":\#(k),"method":"sound.play","params":{"name":"s\#(k)"}}"#, true)
+            case 12: return (#"{"jsonrpc":"1.0","id":\#(k),"method":"ping"}"#, true)
+            case 13: return (#"{"id":{"k":\#(k)},"method":"ping"}"#, true)
+            case 14: return (#"{"id":\#(k),"method":"bar.configure","params":{"items":[{"id":"a"},{"id":"a"}]}}"#, true)
+            case 15: return (#"{"id":"\#(String(repeating: "i", count: 200))\#(k)","method":"ping"}"#, true)
+            case 16: return (#"{"id":\#(k),"method":"tab.select","params":{"tab":"ch\u0000at"}}"#, true)
+            case 17: return (#"{"id":\#(k),"method":"touch","params":{"phase":"up","x":1e400,"y":0}}"#, true)
+            case 18: return (#"{"id":\#(k),"method":"animation.end","params":{"animation":\#(k)}}"#, true)
+            case 19: return ("{\"id\":\(k),\"method\":\"p\u{FFFD}ng\"}", true)
+            case 20: return (k % 5000 == 20 ? deep : #"{"id":\#(k)}"#, true)
+            case 21: return (k % 20_000 == 21 ? long : #"{"id":\#(k),"method":"ping"} ,"#, true)
+            case 22: return ("", false)
+            default: return (#"{"id":\#(k),"method":"state.get","params":{"extra":true}}"#, true)
+            }
+        }
+        func run(_ range: Range<Int>) throws {
+            var k = range.lowerBound
+            while k < range.upperBound {
+                if k % 5000 == 0 {
+                    c.close()
+                    c = try RawClient(path: d.socket)
+                }
+                let end = min(range.upperBound, k + 1000, (k / 5000 + 1) * 5000)
+                var batch: [UInt8] = []
+                var replies = 0
+                for j in k..<end {
+                    let (line, replied) = hostile(j)
+                    batch += Array(line.utf8)
+                    batch.append(0x0A)
+                    if replied { replies += 1 }
+                }
+                try c.sendBytes(batch)
+                for _ in 0..<replies {
+                    guard try c.readLine() != nil else { throw TestFailure("EOF at line \(k)") }
+                }
+                k = end
+            }
+        }
+        let start = residentKB(pid)
+        try run(0..<20_000)
+        let warm = residentKB(pid)
+        try run(20_000..<(20_000 + total))
+        let after = residentKB(pid)
+        #expect(try c.call("ping")["result"] == .obj([:]))
+        #expect(after - warm < 4096, "RSS \(warm) KiB after warm-up, \(after) KiB after \(total) hostile lines")
+        #expect(after - start < 8192, "RSS \(start) KiB at start, \(after) KiB after \(total) hostile lines")
+        print("RSS at start \(start) KiB, after warm-up \(warm) KiB, after \(total) hostile lines \(after) KiB")
+    }
+}
