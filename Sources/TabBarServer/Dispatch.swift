@@ -34,14 +34,19 @@ extension Server {
         if let id = request.id {
             // Only replies to staged changes may wait among them for the group's write.
             if batch.ids.count == staged { commitBatch() }
-            switch result {
-            case .success(let value): Wire.result(id: id, value, into: &c.out)
-            case .failure(let error):
-                stats.errors += 1
-                Wire.error(id: id, error, into: &c.out)
-            }
-            stats.handling.record(Posix.monotonicNs() &- lineReadNs)
+            reply(id: id, result, to: c)
         }
+    }
+
+    /// Queues the reply to a request and records how long it took since the line was read.
+    func reply(id: JSON, _ result: Result<JSON, RPCError>, to c: Connection) {
+        switch result {
+        case .success(let value): Wire.result(id: id, value, into: &c.out)
+        case .failure(let error):
+            stats.errors += 1
+            Wire.error(id: id, error, into: &c.out)
+        }
+        stats.handling.record(Posix.monotonicNs() &- lineReadNs)
     }
 
     /// The byte-level path for a `tab.select` line `FastSelect` recognised: what `handle`
@@ -55,13 +60,7 @@ extension Server {
         let result = applyStateCommand(fast.command, method: "tab.select", params: nil,
                                        writeParams: { fast.writeParams(line, into: &$0) }, id: id, from: c)
         if batch.ids.count == staged { commitBatch() }
-        switch result {
-        case .success(let value): Wire.result(id: id, value, into: &c.out)
-        case .failure(let error):
-            stats.errors += 1
-            Wire.error(id: id, error, into: &c.out)
-        }
-        stats.handling.record(Posix.monotonicNs() &- lineReadNs)
+        reply(id: id, result, to: c)
     }
 
     /// Runs a request; state commands go through the reducer and the journal.

@@ -95,20 +95,7 @@ final class RawClient {
     private var nextID = 1
 
     init(path: String, readHello: Bool = true) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (k, b) in path.utf8.enumerated() { raw[k] = b }
-        }
-        let r = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if r != 0 {
-            let e = errno
-            close()
-            throw TestFailure("connect \(path): \(String(cString: strerror(e)))")
-        }
+        fd = try connectSocket(path)
         if readHello {
             guard let h = try readJSON(), h["method"] == .string("hello") else { throw TestFailure("no hello") }
             hello = h
