@@ -219,12 +219,7 @@ func cpusAllowed(_ pid: pid_t) -> String {
 func connectUnix(_ path: String) -> Int32? {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return nil }
-    var addr = sockaddr_un()
-    addr.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-        for (i, b) in bytes.enumerated() where i < raw.count - 1 { raw[i] = b }
-    }
+    var addr = unixAddress(path)
     let r = withUnsafePointer(to: &addr) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }
@@ -239,12 +234,7 @@ func connectUnix(_ path: String) -> Int32? {
 func bindDatagram(_ path: String) throws -> Int32 {
     unlink(path)
     let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-    var addr = sockaddr_un()
-    addr.sun_family = sa_family_t(AF_UNIX)
-    let bytes = Array(path.utf8)
-    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-        for (i, b) in bytes.enumerated() where i < raw.count - 1 { raw[i] = b }
-    }
+    var addr = unixAddress(path)
     let r = withUnsafePointer(to: &addr) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }
@@ -348,4 +338,15 @@ func machineTicks() -> (busy: UInt64, total: UInt64) {
 func busyPercent(_ a: (busy: UInt64, total: UInt64), _ b: (busy: UInt64, total: UInt64)) -> Double {
     let t = b.total &- a.total
     return t == 0 ? 0 : 100 * Double(b.busy &- a.busy) / Double(t)
+}
+
+/// A `sockaddr_un` for `path` (cut to fit `sun_path`).
+func unixAddress(_ path: String) -> sockaddr_un {
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+        for (i, b) in bytes.enumerated() where i < raw.count - 1 { raw[i] = b }
+    }
+    return addr
 }
