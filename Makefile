@@ -141,9 +141,9 @@ fuzz-smoke: fuzz-build
 	rm -rf .build/fuzz-smoke && mkdir -p .build/fuzz-smoke fuzz-artifacts
 	$(FUZZ_ENV) $(FUZZ_BIN) $(FUZZ_OPTS) -max_total_time=$(FUZZ_SMOKE_SECONDS) .build/fuzz-smoke Fuzz/corpus
 
-## fuzz-merge: adds to Fuzz/corpus the inputs of .build/fuzz-corpus that reach new coverage
+## fuzz-merge: adds to Fuzz/corpus a small set of inputs of .build/fuzz-corpus that reach new edges
 fuzz-merge: fuzz-build
-	$(FUZZ_ENV) $(FUZZ_BIN) -merge=1 Fuzz/corpus .build/fuzz-corpus
+	$(FUZZ_ENV) $(FUZZ_BIN) -set_cover_merge=1 -use_counters=0 -max_len=2048 Fuzz/corpus .build/fuzz-corpus
 
 clean:
 	$(SWIFT) package clean
