@@ -191,6 +191,9 @@ let canMountTmpfs: Bool = {
         var d = try Daemon(extraArgs: args, dir: dir)
         let c = try RawClient(path: d.socket)
         for k in 1...4 { #expect(try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#)["result"] != nil) }
+        // The compaction after the third change runs in the background: let it finish (it
+        // frees the old snapshot's page), so that the disk filled next stays full.
+        try waitUntil("the first compaction to finish") { access(disk + "/state.json.journal.1", F_OK) != 0 }
         // The journal now holds one line in one page; fill the rest of the disk.
         let filler = open(disk + "/filler", O_WRONLY | O_CREAT, 0o600)
         let block = [UInt8](repeating: 0, count: 4096)
