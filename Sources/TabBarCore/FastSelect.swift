@@ -14,39 +14,47 @@
 public struct FastSelect: Equatable, Sendable {
     /// The id token as it appears in the line (a number literal, or a string with its quotes).
     public var id: Range<Int>
-    public var ref: TabRef
+    /// The tab's id in the line, without its quotes, when the params name `tab`; else `index`
+    /// says which tab. (Ranges and integers only: the value is copied and dropped for free.)
+    public var tab: Range<Int>?
+    public var index: Int
+    public var source: Source
+    /// The params object as the line spells it, braces included.
+    public var params: Range<Int>
+    /// Whether `params` holds no white space, so that it is already what `JSON.write` writes.
+    public var paramsCompact: Bool
     /// The raw value tokens of the params members, in the order they came (for the journal).
     public var members: [(key: Key, value: Range<Int>)] { (0..<memberCount).map { member($0) } }
-    public var source: Source
     var m0: (key: Key, value: Range<Int>) = (.tab, 0..<0)
     var m1: (key: Key, value: Range<Int>) = (.tab, 0..<0)
-    var m2: (key: Key, value: Range<Int>) = (.tab, 0..<0)
     var memberCount = 0
 
-    @inline(__always) func member(_ k: Int) -> (key: Key, value: Range<Int>) { k == 0 ? m0 : k == 1 ? m1 : m2 }
-    mutating func setMember(_ k: Int, _ m: (key: Key, value: Range<Int>)) {
-        switch k {
-        case 0: m0 = m
-        case 1: m1 = m
-        default: m2 = m
-        }
-    }
+    @inline(__always) func member(_ k: Int) -> (key: Key, value: Range<Int>) { k == 0 ? m0 : m1 }
 
     public enum Key: Equatable, Sendable { case tab, index, source }
 
     public static func == (a: FastSelect, b: FastSelect) -> Bool {
-        a.id == b.id && a.ref == b.ref && a.source == b.source && a.memberCount == b.memberCount
+        a.id == b.id && a.tab == b.tab && a.index == b.index && a.source == b.source && a.params == b.params
+            && a.paramsCompact == b.paramsCompact && a.memberCount == b.memberCount
             && zip(a.members, b.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
-    init(id: Range<Int>, ref: TabRef, source: Source) {
-        self.id = id
-        self.ref = ref
-        self.source = source
+    init() {
+        id = 0..<0
+        index = 0
+        source = .user
+        params = 0..<0
+        paramsCompact = false
+    }
+
+    /// The tab the line names, as the slow path decodes it.
+    public func ref(_ line: UnsafeBufferPointer<UInt8>) -> TabRef {
+        guard let tab else { return .index(index) }
+        return .id(String(decoding: UnsafeBufferPointer(rebasing: line[tab]), as: UTF8.self))
     }
 
     /// The command the slow path would decode from this line.
-    public var command: Command { .select(ref, ifSeq: nil, source: source) }
+    public func command(_ line: UnsafeBufferPointer<UInt8>) -> Command { .select(ref(line), ifSeq: nil, source: source) }
 
     /// The id as the slow path's `JSON` value.
     public func idJSON(_ line: UnsafeBufferPointer<UInt8>) -> JSON {
@@ -64,30 +72,58 @@ public struct FastSelect: Equatable, Sendable {
 
     /// Appends the params object exactly as `JSON.write` writes the parsed params.
     public func writeParams(_ line: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        if paramsCompact {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[params]))
+            return
+        }
         out.append(UInt8(ascii: "{"))
         for k in 0..<memberCount {
             if k > 0 { out.append(UInt8(ascii: ",")) }
             let m = member(k)
             switch m.key {
-            case .tab: out.append(contentsOf: FastSelect.tabKey)
-            case .index: out.append(contentsOf: FastSelect.indexKey)
-            case .source: out.append(contentsOf: FastSelect.sourceKey)
+            case .tab: out.append(contentsOf: #""tab":"#.utf8)
+            case .index: out.append(contentsOf: #""index":"#.utf8)
+            case .source: out.append(contentsOf: #""source":"#.utf8)
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: line[m.value]))
         }
         out.append(UInt8(ascii: "}"))
     }
 
-    static let tabKey: [UInt8] = Array(#""tab":"#.utf8)
-    static let indexKey: [UInt8] = Array(#""index":"#.utf8)
-    static let sourceKey: [UInt8] = Array(#""source":"#.utf8)
+    /// `writeParams` into a `ByteWriter`: the line's own bytes when they are compact.
+    @inline(__always)
+    public func writeParams(_ line: UnsafeBufferPointer<UInt8>, into w: inout ByteWriter) {
+        if paramsCompact {
+            w.put(UnsafeBufferPointer(rebasing: line[params]))
+            return
+        }
+        w.put(UInt8(ascii: "{"))
+        for k in 0..<memberCount {
+            if k > 0 { w.put(UInt8(ascii: ",")) }
+            let m = member(k)
+            switch m.key {
+            case .tab: w.put(#""tab":"#)
+            case .index: w.put(#""index":"#)
+            case .source: w.put(#""source":"#)
+            }
+            w.put(UnsafeBufferPointer(rebasing: line[m.value]))
+        }
+        w.put(UInt8(ascii: "}"))
+    }
 
     /// Recognises the line, or returns nil (slow path).
     public static func scan(_ b: UnsafeBufferPointer<UInt8>, maxIDLength: Int) -> FastSelect? {
         var s = Scanner(b: b)
-        return s.request(maxIDLength: maxIDLength)
+        var r = FastSelect()
+        if s.canonical(into: &r, maxIDLength: maxIDLength) { return r }
+        s.i = 0
+        r = FastSelect()
+        return s.request(into: &r, maxIDLength: maxIDLength) ? r : nil
     }
 
+    /// Reads the line left to right once. A key is told by its first letter and then
+    /// matched as a whole literal, quotes included, as are the fixed values (which is
+    /// what reading a plain string and comparing it decides).
     struct Scanner {
         let b: UnsafeBufferPointer<UInt8>
         var i = 0
@@ -106,8 +142,37 @@ public struct FastSelect: Equatable, Sendable {
             return true
         }
 
+        /// Whether `lit` comes next (no white space skipped); if so, skips it.
+        @inline(__always) mutating func literal(_ lit: StaticString) -> Bool {
+            let n = lit.utf8CodeUnitCount
+            guard b.count - i >= n, let base = b.baseAddress else { return false }
+            let p = UnsafeRawPointer(base + i), q = UnsafeRawPointer(lit.utf8Start)
+            var k = 0
+            while k + 8 <= n {
+                if p.loadUnaligned(fromByteOffset: k, as: UInt64.self) != q.loadUnaligned(fromByteOffset: k, as: UInt64.self) { return false }
+                k += 8
+            }
+            if k + 4 <= n {
+                if p.loadUnaligned(fromByteOffset: k, as: UInt32.self) != q.loadUnaligned(fromByteOffset: k, as: UInt32.self) { return false }
+                k += 4
+            }
+            while k < n {
+                if p.load(fromByteOffset: k, as: UInt8.self) != q.load(fromByteOffset: k, as: UInt8.self) { return false }
+                k += 1
+            }
+            i += n
+            return true
+        }
+
+        /// After white space: a key's opening quote, and the key's first letter (0 if none).
+        @inline(__always) mutating func keyLetter() -> UInt8 {
+            space()
+            guard b.count - i >= 2, b[i] == 0x22 else { return 0 }
+            return b[i + 1]
+        }
+
         /// A string of printable ASCII without escapes; returns the range including quotes.
-        mutating func plainString() -> Range<Int>? {
+        @inline(__always) mutating func plainString() -> Range<Int>? {
             space()
             guard i < b.count, b[i] == 0x22 else { return nil }
             let start = i
@@ -122,12 +187,12 @@ public struct FastSelect: Equatable, Sendable {
         }
 
         /// `-?(0|[1-9][0-9]*)` followed by a delimiter; returns its range.
-        mutating func integer() -> Range<Int>? {
+        @inline(__always) mutating func integer() -> Range<Int>? {
             space()
             let start = i
             if i < b.count && b[i] == UInt8(ascii: "-") { i += 1 }
             let digits = i
-            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 { i += 1 }
+            while i < b.count, b[i] &- 0x30 < 10 { i += 1 }
             if i == digits { return nil }
             if b[digits] == 0x30 && i - digits > 1 { return nil }
             if i - start > 64 { return nil }  // JSON.parse refuses longer number literals
@@ -138,89 +203,97 @@ public struct FastSelect: Equatable, Sendable {
             return start..<i
         }
 
-        func equals(_ r: Range<Int>, _ lit: StaticString) -> Bool {
-            guard r.count == lit.utf8CodeUnitCount else { return false }
-            let p = lit.utf8Start
-            for k in 0..<r.count where b[r.lowerBound + k] != p[k] { return false }
-            return true
-        }
-
-        mutating func request(maxIDLength: Int) -> FastSelect? {
-            guard eat(UInt8(ascii: "{")) else { return nil }
-            var id: Range<Int>?
-            var sawVersion = false, sawMethod = false
-            var result: FastSelect?
-            var first = true
-            while true {
-                if !first { guard eat(UInt8(ascii: ",")) else { break } }
-                first = false
-                guard let key = plainString(), eat(UInt8(ascii: ":")) else { return nil }
-                if equals(key, "\"id\"") {
-                    guard id == nil else { return nil }
-                    space()
-                    guard i < b.count else { return nil }
-                    id = b[i] == 0x22 ? plainString() : integer()
-                    if id == nil { return nil }
-                } else if equals(key, "\"jsonrpc\"") {
-                    guard !sawVersion, let v = plainString(), equals(v, "\"2.0\"") else { return nil }
-                    sawVersion = true
-                } else if equals(key, "\"method\"") {
-                    guard !sawMethod, let v = plainString(), equals(v, "\"tab.select\"") else { return nil }
-                    sawMethod = true
-                } else if equals(key, "\"params\"") {
-                    guard result == nil, let p = params(maxIDLength: maxIDLength) else { return nil }
-                    result = p
-                } else {
-                    return nil
-                }
-            }
-            guard eat(UInt8(ascii: "}")) else { return nil }
-            space()
-            guard i == b.count, sawVersion, sawMethod, let id, var r = result else { return nil }
+        /// The members in the order the contract's examples write them, without white space
+        /// (`{"jsonrpc":"2.0","id":…,"method":"tab.select","params":{…}}`): the constant
+        /// stretches are compared eight bytes at a time. false: read it as `request` does.
+        mutating func canonical(into r: inout FastSelect, maxIDLength: Int) -> Bool {
+            guard literal(#"{"jsonrpc":"2.0","id":"#), i < b.count,
+                  let id = b[i] == 0x22 ? plainString() : integer() else { return false }
             r.id = id
-            return r
+            guard literal(#","method":"tab.select","params":"#), params(into: &r, maxIDLength: maxIDLength) else { return false }
+            return i == b.count - 1 && b[i] == UInt8(ascii: "}")
         }
 
-        mutating func params(maxIDLength: Int) -> FastSelect? {
-            guard eat(UInt8(ascii: "{")) else { return nil }
-            var r = FastSelect(id: 0..<0, ref: .index(0), source: .user)
-            var n = 0
-            var ref: TabRef?
-            var source: Source?
-            var sawSource = false
-            while n < 3 {
-                if n > 0 { guard eat(UInt8(ascii: ",")) else { break } }
-                guard let key = plainString(), eat(UInt8(ascii: ":")) else { return nil }
-                if equals(key, "\"tab\"") || equals(key, "\"index\"") {
-                    guard ref == nil else { return nil }
-                    if key.count == 5 {
-                        guard let v = plainString(), v.count >= 3, v.count - 2 <= maxIDLength else { return nil }
-                        ref = .id(String(decoding: UnsafeBufferPointer(rebasing: b[(v.lowerBound + 1)..<(v.upperBound - 1)]), as: UTF8.self))
-                        r.setMember(n, (.tab, v))
-                    } else {
-                        guard let v = integer() else { return nil }
-                        let digits = b[v.lowerBound] == UInt8(ascii: "-") ? v.count - 1 : v.count
-                        guard digits <= 15 else { return nil }
-                        var k = 0
-                        for j in (v.upperBound - digits)..<v.upperBound { k = k * 10 + Int(b[j] - 0x30) }
-                        ref = .index(b[v.lowerBound] == UInt8(ascii: "-") ? -k : k)
-                        r.setMember(n, (.index, v))
-                    }
-                } else if equals(key, "\"source\"") {
-                    guard !sawSource, let v = plainString() else { return nil }
-                    if equals(v, "\"user\"") { source = .user } else if equals(v, "\"program\"") { source = .program } else { return nil }
-                    sawSource = true
-                    r.setMember(n, (.source, v))
-                } else {
-                    return nil
+        mutating func request(into r: inout FastSelect, maxIDLength: Int) -> Bool {
+            guard eat(UInt8(ascii: "{")) else { return false }
+            var seen: UInt8 = 0  // id 1, jsonrpc 2, method 4, params 8
+            repeat {
+                switch keyLetter() {
+                case UInt8(ascii: "j"):
+                    guard seen & 2 == 0, literal(#""jsonrpc""#), eat(UInt8(ascii: ":")) else { return false }
+                    space()
+                    guard literal(#""2.0""#) else { return false }
+                    seen |= 2
+                case UInt8(ascii: "i"):
+                    guard seen & 1 == 0, literal(#""id""#), eat(UInt8(ascii: ":")) else { return false }
+                    space()
+                    guard i < b.count, let id = b[i] == 0x22 ? plainString() : integer() else { return false }
+                    r.id = id
+                    seen |= 1
+                case UInt8(ascii: "m"):
+                    guard seen & 4 == 0, literal(#""method""#), eat(UInt8(ascii: ":")) else { return false }
+                    space()
+                    guard literal(#""tab.select""#) else { return false }
+                    seen |= 4
+                case UInt8(ascii: "p"):
+                    guard seen & 8 == 0, literal(#""params""#), eat(UInt8(ascii: ":")),
+                          params(into: &r, maxIDLength: maxIDLength) else { return false }
+                    seen |= 8
+                default:
+                    return false
                 }
+            } while eat(UInt8(ascii: ","))
+            guard eat(UInt8(ascii: "}")) else { return false }
+            space()
+            return i == b.count && seen == 15
+        }
+
+        mutating func params(into r: inout FastSelect, maxIDLength: Int) -> Bool {
+            guard eat(UInt8(ascii: "{")) else { return false }
+            let start = i - 1
+            var n = 0
+            var named = false, sawSource = false
+            var compactLength = 2  // the braces
+            repeat {
+                var m: (key: Key, value: Range<Int>)
+                switch keyLetter() {
+                case UInt8(ascii: "t"):
+                    guard !named, literal(#""tab""#), eat(UInt8(ascii: ":")), let v = plainString(),
+                          v.count >= 3, v.count - 2 <= maxIDLength else { return false }
+                    named = true
+                    r.tab = (v.lowerBound + 1)..<(v.upperBound - 1)
+                    m = (.tab, v)
+                    compactLength += 6
+                case UInt8(ascii: "i"):
+                    guard !named, literal(#""index""#), eat(UInt8(ascii: ":")), let v = integer() else { return false }
+                    named = true
+                    let negative = b[v.lowerBound] == UInt8(ascii: "-")
+                    guard v.count - (negative ? 1 : 0) <= 15 else { return false }
+                    var k = 0
+                    for j in (v.lowerBound + (negative ? 1 : 0))..<v.upperBound { k = k &* 10 &+ Int(b[j] &- 0x30) }
+                    r.index = negative ? -k : k
+                    m = (.index, v)
+                    compactLength += 8
+                case UInt8(ascii: "s"):
+                    guard !sawSource, literal(#""source""#), eat(UInt8(ascii: ":")) else { return false }
+                    sawSource = true
+                    space()
+                    let from = i
+                    if literal(#""user""#) { r.source = .user } else if literal(#""program""#) { r.source = .program } else { return false }
+                    m = (.source, from..<i)
+                    compactLength += 9
+                default:
+                    return false
+                }
+                compactLength += m.value.count + (n > 0 ? 1 : 0)
+                if n == 0 { r.m0 = m } else { r.m1 = m }
                 n += 1
-            }
-            guard eat(UInt8(ascii: "}")), let ref else { return nil }
-            r.ref = ref
-            r.source = source ?? .user
+            } while eat(UInt8(ascii: ","))
+            guard eat(UInt8(ascii: "}")), named else { return false }
             r.memberCount = n
-            return r
+            r.params = start..<i
+            r.paramsCompact = i - start == compactLength
+            return true
         }
     }
 }

@@ -26,9 +26,8 @@ public struct LineFramer: Sendable {
         var start = 0
         let n = chunk.count
         while start < n {
-            // Find the next newline (memchr-like scan of the new bytes only).
-            var nl = start
-            while nl < n && chunk[nl] != 0x0A { nl += 1 }
+            // Find the next newline (a scan of the new bytes only).
+            let nl = LineFramer.newline(in: chunk, from: start)
             if nl == n {
                 // No newline: keep the tail, unless it makes the line too long.
                 if discarding { return }
@@ -55,6 +54,27 @@ public struct LineFramer: Sendable {
             }
             start = nl + 1
         }
+    }
+
+    /// The index of the first `\n` in `chunk` at or after `start`, or `chunk.count`:
+    /// eight bytes per step (a word has a zero byte after XOR with `\n` in every byte).
+    @inline(__always)
+    static func newline(in chunk: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        let n = chunk.count
+        var k = start
+        if let base = chunk.baseAddress {
+            let p = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            let newlines: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
+            while n - k >= 8 {
+                let x = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self)) ^ newlines
+                let zero = (x &- ones) & ~x & highs
+                if zero != 0 { return k + zero.trailingZeroBitCount / 8 }
+                k += 8
+            }
+        }
+        while k < n && chunk[k] != 0x0A { k += 1 }
+        return k
     }
 
     /// Convenience for tests and small inputs.

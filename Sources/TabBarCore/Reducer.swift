@@ -223,27 +223,74 @@ public struct Reducer: Sendable {
     /// counted): exactly one commit event, its cues and sound; the active action and the
     /// scroll hide reason are cleared. Returns whether it was a reselect.
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
-        let item = state.items[k]
+        let id = state.items[k].id
         let src = JSON.string(source.rawValue)
-        state.activeAction = nil
-        let reselected = state.selected == item.id
+        let old = state.selected.flatMap { state.index(of: $0) }
+        let (reselected, effects) = moveSelection(to: k, source: source)
         if reselected {
-            let effects = source == .user ? sound(.reselect, item: item) : []
-            out.events.append(Event("tab.reselected", .obj(["seq": seqJSON, "tab": .string(item.id), "source": src])))
+            out.events.append(Event("tab.reselected", .obj(["seq": seqJSON, "tab": .string(id), "source": src])))
             cue(.reselect, k, sound: effects, into: &out)
-            out.effects += effects
         } else {
-            let old = state.selected.flatMap { state.index(of: $0) }
-            state.previous = state.selected
-            state.selected = item.id
-            let effects = source == .user ? sound(.select, item: item) : []
-            out.events.append(Event("tab.selected", .obj(["seq": seqJSON, "tab": .string(item.id), "previous": .optional(state.previous), "source": src])))
+            out.events.append(Event("tab.selected", .obj(["seq": seqJSON, "tab": .string(id), "previous": .optional(state.previous), "source": src])))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
-            out.effects += effects
         }
+        out.effects += effects
         withdrawScrollReason(into: &out)
         return reselected
+    }
+
+    /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
+    /// becomes selected (its predecessor `previous`) unless it already was (a reselect).
+    /// Returns whether it was a reselect, and the sound a user's commit plays.
+    mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: [Effect]) {
+        state.activeAction = nil
+        let reselected = state.selected == state.items[k].id
+        if !reselected {
+            state.previous = state.selected
+            state.selected = state.items[k].id
+        }
+        guard source == .user else { return (reselected, []) }
+        return (reselected, sound(reselected ? .reselect : .select, item: state.items[k]))
+    }
+
+    // MARK: The allocation-free select
+
+    /// The plan of `tab.select` of `ref` (no `if_seq`) when its commit is *plain*: a
+    /// selectable tab, no `animation.cue` (neither the new nor the old tab has an animation
+    /// style) and no scroll hide reason to withdraw. Then its whole outcome is the seq,
+    /// selection and previous tab it leads to — reply, event and journal line are
+    /// `PlainSelect`'s bytes, no `Outcome` is needed — and `commitPlainSelect(k)` makes it.
+    /// nil: take `reduce`. Changes nothing; `mutating` only so that a reducer kept in a
+    /// class property is used in place instead of being copied for the call.
+    public mutating func planPlainSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>) -> (k: Int, plan: PlainSelect)? {
+        var k = fast.index
+        if let tab = fast.tab {
+            let name = UnsafeBufferPointer(rebasing: line[tab])
+            guard let i = state.items.firstIndex(where: { $0.id.utf8.count == name.count && $0.id.utf8.elementsEqual(name) }) else { return nil }
+            k = i
+        } else {
+            guard k >= 0, k < state.items.count else { return nil }
+        }
+        guard state.items[k].kind == .tab, state.items[k].enabled,
+              (state.items[k].animation ?? state.settings.animation) == .none,
+              !state.visibility.reasons.contains(.scroll) else { return nil }
+        let reselected = state.selected == state.items[k].id
+        if !reselected, let current = state.selected, let old = state.index(of: current),
+           (state.items[old].animation ?? state.settings.animation) != .none {
+            return nil
+        }
+        return (k, PlainSelect(seq: state.seq + 1, selected: state.items[k].id,
+                               previous: reselected ? state.previous : state.selected, reselected: reselected))
+    }
+
+    /// Commits tab `k` as `reduce(.select(...))` would, for a `k` from `planPlainSelect`:
+    /// the same state, seq and effects. Returns whether it was a reselect, and the effects.
+    public mutating func commitPlainSelect(_ k: Int, source: Source) -> (reselected: Bool, effects: [Effect]) {
+        state.seq += 1
+        let r = moveSelection(to: k, source: source)
+        scrollTravel = 0
+        return r
     }
 
     // MARK: Actions

@@ -54,13 +54,42 @@ extension Server {
     /// copied from the line. Replies, events, journal lines and state are the same bytes
     /// as the slow path's (`FastPathTests` run both).
     func handleSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) {
+        if let (k, plan) = reducer.planPlainSelect(fast, line), plainSelect(k, plan, fast, line, from: c) { return }
         stats.requests += 1
         let staged = batch.ids.count
         let id = fast.idJSON(line)
-        let result = applyStateCommand(fast.command, method: "tab.select", params: nil,
+        let result = applyStateCommand(fast.command(line), method: "tab.select", params: nil,
                                        writeParams: { fast.writeParams(line, into: &$0) }, id: id, from: c)
         if batch.ids.count == staged { commitBatch() }
         reply(id: id, result, to: c)
+    }
+
+    /// A plain select (`Reducer.planPlainSelect`) without an `Outcome` or a `JSON` tree:
+    /// the reducer commits it, and its journal line, event and reply are written as bytes
+    /// (`PlainSelect`) — the same bytes, the same group commit and undo as the general
+    /// path. Returns false, having changed nothing, when a line would not fit the scratch
+    /// memory or an item id needs escaping; the general path then handles the request.
+    func plainSelect(_ k: Int, _ plain: PlainSelect, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) -> Bool {
+        let third = Server.scratchSize / 3
+        var journal = ByteWriter(base: scratch, capacity: third)
+        plain.writeJournal(fast, line, into: &journal)
+        var reply = ByteWriter(base: scratch + third, capacity: third)
+        plain.writeReply(fast, line, into: &reply)
+        var event = ByteWriter(base: scratch + 2 * third, capacity: Server.scratchSize - 2 * third)
+        let method = subscribers.isEmpty ? "" : plain.writeEvent(source: fast.source, into: &event)
+        guard !journal.failed, !reply.failed, !event.failed else { return false }
+        stats.requests += 1
+        stats.plainSelects += 1
+        if !batch.open { batch.begin(state: reducer.state, requester: c) }
+        let effects = reducer.commitPlainSelect(k, source: fast.source).effects
+        store.stage(line: journal.bytes)
+        batch.stage(rawID: UnsafeBufferPointer(rebasing: line[fast.id]))
+        if !effects.isEmpty { batch.effects.append(contentsOf: effects) }
+        stats.events += 1
+        if !subscribers.isEmpty { publish(method, line: event.bytes) }
+        c.out.append(contentsOf: reply.bytes)
+        stats.handling.record(Posix.monotonicNs() &- lineReadNs)
+        return true
     }
 
     /// Runs a request; state commands go through the reducer and the journal.
@@ -144,7 +173,7 @@ extension Server {
                 let entry = outcome.journal ?? JournalEntry(method, params)
                 store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
             }
-            batch.ids.append(id)
+            batch.ids.append(id.map(StagedID.json) ?? .none)
             batch.effects.append(contentsOf: outcome.effects)
             for e in outcome.events { broadcast(e) }
             if c == nil && !commitBatch() {
@@ -198,7 +227,11 @@ extension Server {
             if let c = batch.requester {
                 for id in batch.ids {
                     stats.errors += 1
-                    if let id { Wire.error(id: id, refused, into: &c.out) }
+                    switch id {
+                    case .none: break
+                    case .json(let id): Wire.error(id: id, refused, into: &c.out)
+                    case .raw(let r): Wire.error(id: batch.rawID(r), refused, into: &c.out)
+                    }
                 }
             }
             batch.close()
@@ -237,6 +270,13 @@ extension Server {
     }
 }
 
+/// The id of a staged change: none (a notification or a timer), a value, or a token in `Batch`'s bytes.
+enum StagedID {
+    case none
+    case json(JSON)
+    case raw(Range<Int>)
+}
+
 /// State changes applied in the current read chunk whose journal lines are not yet
 /// written (group commit). Until `Server.commitBatch` nothing of them has left the
 /// process — replies and events are only queued, sounds held back — so a failed
@@ -246,7 +286,10 @@ struct Batch {
     private(set) var epoch: UInt64 = 0
     private(set) var stateBefore = BarState.defaultBar
     private(set) var requester: Connection?
-    var ids: [JSON?] = []
+    /// The request id of each staged change, for its refusal if the write fails.
+    var ids: [StagedID] = []
+    /// The id tokens of `.raw` ids, as their lines spelled them.
+    private var idBytes: [UInt8] = []
     var effects: [Effect] = []
     private(set) var marks: [(Connection, Int)] = []
 
@@ -278,10 +321,24 @@ struct Batch {
         marks[k].1 = min(position, c.out.count)
     }
 
+    /// Records the id of a change staged by the plain select path: its token in the line,
+    /// copied, not parsed (`rawID` parses it only if the change has to be refused).
+    mutating func stage(rawID token: UnsafeBufferPointer<UInt8>) {
+        let start = idBytes.count
+        idBytes.append(contentsOf: token)
+        ids.append(.raw(start..<idBytes.count))
+    }
+
+    /// A raw id as a `JSON` value (the token is a JSON number or plain string: it parses).
+    func rawID(_ r: Range<Int>) -> JSON {
+        (try? JSON.parse(idBytes[r])) ?? .null
+    }
+
     mutating func close() {
         open = false
         requester = nil
         ids.removeAll(keepingCapacity: true)
+        idBytes.removeAll(keepingCapacity: true)
         effects.removeAll(keepingCapacity: true)
         marks.removeAll(keepingCapacity: true)
     }

@@ -29,6 +29,11 @@ public final class Server {
     var status = StatusNotifier(enabled: Systemd.notifySocketSet)
     let helloLine: [UInt8]
     var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// Where the plain select path writes its reply, event and journal lines (`ByteWriter`).
+    let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: Server.scratchSize)
+    static let scratchSize = 8192
+
+    deinit { scratch.deallocate() }
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
     var lineReadNs: UInt64 = 0
     /// State changes applied but not yet in the journal (group commit, one write per read chunk).
@@ -398,8 +403,13 @@ public final class Server {
     func broadcast(_ event: Event) {
         stats.events += 1
         guard !subscribers.isEmpty else { return }
-        let line = Wire.notification(event.method, event.params)
-        for s in subscribers where s.wants(event.method) {
+        Wire.notification(event.method, event.params).withUnsafeBufferPointer { publish(event.method, line: $0) }
+    }
+
+    /// Queues an encoded event line for every subscriber that wants `method` (the event is
+    /// already counted in `stats.events`).
+    func publish(_ method: String, line: UnsafeBufferPointer<UInt8>) {
+        for s in subscribers where s.wants(method) {
             if s.owesResync { continue }
             if batch.open { batch.mark(s) }
             if s.queued + line.count > config.maxQueuedBytes && fellBehind(s, adding: line.count) {

@@ -157,6 +157,12 @@ final class StateStore {
         stagedCount += 1
     }
 
+    /// Stages one journal line written elsewhere (`PlainSelect.writeJournal`), newline included.
+    func stage(line: UnsafeBufferPointer<UInt8>) {
+        staged.append(contentsOf: line)
+        stagedCount += 1
+    }
+
     /// Writes every staged change with one `write`. On failure none of the group
     /// stays in the journal (a short write is cut off) and the group is dropped.
     func commit() throws(Errno) {

@@ -165,6 +165,42 @@ import TabBarCore
         #expect(fastCount >= 40, "too few lines took the fast path: \(fastCount)")
     }
 
+    /// The plain select path (no `Outcome`, bytes written straight) takes the common
+    /// selects and leaves the rest to the general path; both give the slow path's bytes.
+    @Test func plainSelectsAndTheRestMatchTheSlowPath() throws {
+        let p = try Pair()
+        var plain = 0
+        func select(_ params: String, plainPath: Bool, id: String = "7", sourceLocation: SourceLocation = #_sourceLocation) {
+            p.check(#"{"jsonrpc":"2.0","id":\#(id),"method":"tab.select","params":\#(params)}"#, sourceLocation: sourceLocation)
+            if plainPath { plain += 1 }
+            #expect(p.fast.stats.plainSelects == plain, "plain path for \(params)", sourceLocation: sourceLocation)
+        }
+        select(#"{"index":1,"source":"program"}"#, plainPath: true)
+        select(#"{"index":1,"source":"user"}"#, plainPath: true)  // a reselect, with its sound
+        select(#"{"tab":"home","source":"user"}"#, plainPath: true)
+        select(#"{ "source" : "user", "tab" : "chat" }"#, plainPath: true)  // white space: params rewritten for the journal
+        select(#"{"index":2}"#, plainPath: false)  // the center button: an error
+        select(#"{"index":1}"#, plainPath: false, id: "\"\(String(repeating: "x", count: 3000))\"")  // reply too long for the scratch
+        // Item ids that need escaping, and animation styles: the general path.
+        p.check(#"{"jsonrpc":"2.0","id":8,"method":"bar.configure","params":{"items":[{"id":"home"},{"id":"q\"uote"},{"id":"anim","animation":"bounce"},{"id":"é"}]}}"#)
+        select(#"{"index":1}"#, plainPath: false)
+        select(#"{"index":3}"#, plainPath: false)  // plain, but the previous tab's id needs escaping
+        select(#"{"index":0}"#, plainPath: true)
+        select(#"{"index":2}"#, plainPath: false)  // its bounce cue
+        select(#"{"index":3}"#, plainPath: false)  // the old tab's bounce (deselect cue)
+        select(#"{"tab":"é"}"#, plainPath: false)  // not printable ASCII: no fast path at all
+        select(#"{"index":3,"source":"user"}"#, plainPath: true)  // reselect
+        p.check(#"{"jsonrpc":"2.0","id":9,"method":"bar.configure","params":{"settings":{"animation":"pulse"}}}"#)
+        select(#"{"index":0}"#, plainPath: false)
+        p.check(#"{"jsonrpc":"2.0","id":9,"method":"bar.configure","params":{"settings":{"animation":"none","scroll_threshold":10}}}"#)
+        select(#"{"index":0}"#, plainPath: true)
+        p.check(#"{"jsonrpc":"2.0","id":10,"method":"scroll","params":{"dy":50}}"#)
+        #expect(p.fast.reducer.state.visibility.hidden)
+        select(#"{"index":3}"#, plainPath: false)  // withdraws the scroll reason: the bar comes back
+        #expect(!p.fast.reducer.state.visibility.hidden)
+        select(#"{"index":0}"#, plainPath: true)
+    }
+
     @Test func aFailedJournalWriteUndoesFastAndSlowAlike() throws {
         let p = try Pair()
         p.check(#"{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{"index":1,"source":"user"}}"#)

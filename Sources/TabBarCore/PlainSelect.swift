@@ -1,0 +1,185 @@
+/// Writes one line into memory its caller owns, without allocating. When a value cannot
+/// be written here byte for byte as `JSON.write` would (a string that needs escaping) or
+/// the line does not fit, `failed` is set, writing stops, and the caller takes the
+/// general encoder instead.
+public struct ByteWriter {
+    public let base: UnsafeMutablePointer<UInt8>
+    public let capacity: Int
+    public private(set) var count = 0
+    public private(set) var failed = false
+
+    public init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    /// What was written.
+    public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    @inline(__always) mutating func room(_ n: Int) -> Bool {
+        if failed || capacity - count < n {
+            failed = true
+            return false
+        }
+        return true
+    }
+
+    /// Copies `n` bytes; short runs (the common case: keys, ids, digits) with a few
+    /// overlapping word moves instead of a call to `memcpy`.
+    @inline(__always) static func copy(_ dst: UnsafeMutablePointer<UInt8>, _ src: UnsafePointer<UInt8>, _ n: Int) {
+        let d = UnsafeMutableRawPointer(dst), s = UnsafeRawPointer(src)
+        @inline(__always) func move8(_ at: Int) {
+            d.storeBytes(of: s.loadUnaligned(fromByteOffset: at, as: UInt64.self), toByteOffset: at, as: UInt64.self)
+        }
+        switch n {
+        case 8...16:
+            move8(0)
+            move8(n - 8)
+        case 17...32:
+            move8(0)
+            move8(8)
+            move8(n - 16)
+            move8(n - 8)
+        case 4..<8:
+            d.storeBytes(of: s.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            d.storeBytes(of: s.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self), toByteOffset: n - 4, as: UInt32.self)
+        case 0..<4:
+            for k in 0..<n { dst[k] = src[k] }
+        default:
+            dst.update(from: src, count: n)
+        }
+    }
+
+    @inline(__always) public mutating func put(_ s: StaticString) {
+        let n = s.utf8CodeUnitCount
+        guard room(n) else { return }
+        ByteWriter.copy(base + count, s.utf8Start, n)
+        count += n
+    }
+
+    @inline(__always) public mutating func put(_ b: UnsafeBufferPointer<UInt8>) {
+        guard room(b.count), let p = b.baseAddress else { return }
+        ByteWriter.copy(base + count, p, b.count)
+        count += b.count
+    }
+
+    @inline(__always) public mutating func put(_ byte: UInt8) {
+        guard room(1) else { return }
+        base[count] = byte
+        count += 1
+    }
+
+    /// The decimal digits of `v`.
+    public mutating func putInt(_ v: UInt64) {
+        put(Digits(v))
+    }
+
+    @inline(__always) public mutating func put(_ d: Digits) {
+        var d = d
+        guard room(d.count) else { return }
+        let n = d.count
+        withUnsafeBytes(of: &d.bytes) { ByteWriter.copy(base + count, $0.baseAddress!.assumingMemoryBound(to: UInt8.self) + (24 - n), n) }
+        count += n
+    }
+
+    /// `s` as a JSON string, when none of its bytes needs an escape; else `failed`.
+    public mutating func putString(_ s: String) {
+        let ok: Bool? = s.utf8.withContiguousStorageIfAvailable { u in
+            for byte in u where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
+            guard room(u.count + 2), let p = u.baseAddress else { return u.isEmpty ? room(2) : true }
+            base[count] = 0x22
+            ByteWriter.copy(base + count + 1, p, u.count)
+            base[count + 1 + u.count] = 0x22
+            count += u.count + 2
+            return true
+        }
+        if ok != true { failed = true }
+    }
+
+    /// A JSON string or `null`.
+    public mutating func putOptional(_ s: String?) {
+        if let s { putString(s) } else { put("null") }
+    }
+}
+
+/// The decimal digits of a number, formatted once for the several lines that carry it.
+public struct Digits {
+    /// Right-aligned ASCII digits.
+    var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    public private(set) var count = 0
+
+    public init(_ v: UInt64) {
+        var x = v
+        var n = 0
+        withUnsafeMutableBytes(of: &bytes) { d in
+            repeat {
+                n += 1
+                d[24 - n] = UInt8(truncatingIfNeeded: x % 10) &+ 0x30
+                x /= 10
+            } while x > 0
+        }
+        count = n
+    }
+}
+
+/// The bytes of a plain `tab.select` (see `Reducer.planPlainSelect`), written straight
+/// from what the commit will make the state (`Reducer.planPlainSelect`) and from the
+/// request line — the same bytes the general path's `JSON` trees produce (`FastPathTests`
+/// compare the two).
+public struct PlainSelect {
+    /// The seq, selected tab and previous tab once committed.
+    public var seq: UInt64
+    public var selected: String
+    public var previous: String?
+    public var reselected: Bool
+    let seqDigits: Digits
+
+    public init(seq: UInt64, selected: String, previous: String?, reselected: Bool) {
+        self.seq = seq
+        seqDigits = Digits(seq)
+        self.selected = selected
+        self.previous = previous
+        self.reselected = reselected
+    }
+
+    /// The reply line: `{"jsonrpc":"2.0","id":…,"result":{"seq":…,"selected":…,"previous":…,"reselected":…}}`.
+    public func writeReply(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, into w: inout ByteWriter) {
+        w.put(#"{"jsonrpc":"2.0","id":"#)
+        w.put(UnsafeBufferPointer(rebasing: line[fast.id]))
+        w.put(#","result":{"seq":"#)
+        w.put(seqDigits)
+        w.put(#","selected":"#)
+        w.putString(selected)
+        w.put(#","previous":"#)
+        w.putOptional(previous)
+        w.put(reselected ? #","reselected":true}}\#n"# : #","reselected":false}}\#n"#)
+    }
+
+    /// The event line, `tab.selected` or `tab.reselected`; returns its method.
+    public func writeEvent(source: Source, into w: inout ByteWriter) -> String {
+        if reselected {
+            w.put(#"{"jsonrpc":"2.0","method":"tab.reselected","params":{"seq":"#)
+        } else {
+            w.put(#"{"jsonrpc":"2.0","method":"tab.selected","params":{"seq":"#)
+        }
+        w.put(seqDigits)
+        w.put(#","tab":"#)
+        w.putString(selected)
+        if !reselected {
+            w.put(#","previous":"#)
+            w.putOptional(previous)
+        }
+        w.put(source == .user ? #","source":"user"}}\#n"# : #","source":"program"}}\#n"#)
+        return reselected ? "tab.reselected" : "tab.selected"
+    }
+
+    /// The journal line: `{"seq":…,"method":"tab.select","params":{…}}` with the params
+    /// as the request spelled them (`FastSelect.writeParams`).
+    public func writeJournal(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, into w: inout ByteWriter) {
+        w.put(#"{"seq":"#)
+        w.put(seqDigits)
+        w.put(#","method":"tab.select","params":"#)
+        fast.writeParams(line, into: &w)
+        w.put("}\n")
+    }
+}
