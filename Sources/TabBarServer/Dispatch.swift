@@ -80,10 +80,10 @@ extension Server {
         guard !journal.failed, !reply.failed, !event.failed else { return false }
         stats.requests += 1
         stats.plainSelects += 1
-        if !batch.open { batch.begin(state: reducer.state, requester: c) }
+        batch.join(state: reducer.state, requester: c)
         let effects = reducer.commitPlainSelect(k, source: fast.source).effects
         store.stage(line: journal.bytes)
-        batch.stage(rawID: UnsafeBufferPointer(rebasing: line[fast.id]))
+        batch.stage(rawID: UnsafeBufferPointer(rebasing: line[fast.id]), from: c)
         if !effects.isEmpty { batch.effects.append(contentsOf: effects) }
         stats.events += 1
         if !subscribers.isEmpty { publish(method, line: event.bytes) }
@@ -152,8 +152,8 @@ extension Server {
 
     /// Runs a state command through the reducer at the loop's clock. A change is staged
     /// for the journal (as the outcome says, else as `method`/`params`) and its events
-    /// published; `commitBatch` writes it — at the end of the read chunk for a client's
-    /// request (group commit), at once for anything else (timers) — before any reply
+    /// published; `commitBatch` writes it — at the end of the loop turn for a client's
+    /// request (group commit, `flushDirty`), at once for anything else (timers) — before any reply
     /// leaves the process, and only then runs its effects.
     func applyStateCommand(_ command: Command, method: String, params: JSON?,
                            writeParams: ((inout [UInt8]) -> Void)? = nil, id: JSON? = nil,
@@ -166,14 +166,14 @@ extension Server {
             outcome = reducer.reduce(command, at: Server.nowMs())
         }
         if reducer.state.seq != before.seq {
-            if !batch.open { batch.begin(state: before, requester: c) }
+            batch.join(state: before, requester: c)
             if outcome.journal == nil, let writeParams {
                 store.stage(seq: reducer.state.seq, method: method, writeParams: writeParams)
             } else {
                 let entry = outcome.journal ?? JournalEntry(method, params)
                 store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
             }
-            batch.ids.append(id.map(StagedID.json) ?? .none)
+            batch.ids.append((c, id.map(StagedID.json) ?? .none))
             batch.effects.append(contentsOf: outcome.effects)
             for e in outcome.events { broadcast(e) }
             if c == nil && !commitBatch() {
@@ -224,14 +224,13 @@ extension Server {
             }
             Log.error("Could not record \(batch.ids.count == 1 ? "a change" : "\(batch.ids.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
             let refused = storageFailed("\(error)")
-            if let c = batch.requester {
-                for id in batch.ids {
-                    stats.errors += 1
-                    switch id {
-                    case .none: break
-                    case .json(let id): Wire.error(id: id, refused, into: &c.out)
-                    case .raw(let r): Wire.error(id: batch.rawID(r), refused, into: &c.out)
-                    }
+            for (c, id) in batch.ids {
+                guard let c else { continue }
+                stats.errors += 1
+                switch id {
+                case .none: break
+                case .json(let id): Wire.error(id: id, refused, into: &c.out)
+                case .raw(let r): Wire.error(id: batch.rawID(r), refused, into: &c.out)
                 }
             }
             batch.close()
@@ -263,7 +262,7 @@ extension Server {
             "sounds_played": .int(stats.soundsPlayed),
             "sounds_failed": .int(stats.soundsFailed),
             "request_latency": stats.handling.json(),
-            "journal": .obj(["entries": .int(store.entries), "appends": .int(store.appends),
+            "journal": .obj(["entries": .int(store.entries), "appends": .int(store.appends), "writes": .int(store.writes),
                              "error": .optional(store.lastError)]),
             "audio": audio.statsJSON(),
         ])
@@ -277,27 +276,31 @@ enum StagedID {
     case raw(Range<Int>)
 }
 
-/// State changes applied in the current read chunk whose journal lines are not yet
-/// written (group commit). Until `Server.commitBatch` nothing of them has left the
+/// State changes applied in the current loop turn, from any number of clients, whose
+/// journal lines are not yet written (group commit). Until `Server.commitBatch` nothing of them has left the
 /// process — replies and events are only queued, sounds held back — so a failed
 /// write can still undo them. `marks` remembers where each touched queue stood.
 struct Batch {
     private(set) var open = false
     private(set) var epoch: UInt64 = 0
     private(set) var stateBefore = BarState.defaultBar
-    private(set) var requester: Connection?
-    /// The request id of each staged change, for its refusal if the write fails.
-    var ids: [StagedID] = []
+    /// Who asked for each staged change (nil: a timer) and its request id, for its
+    /// refusal if the write fails.
+    var ids: [(Connection?, StagedID)] = []
     /// The id tokens of `.raw` ids, as their lines spelled them.
     private var idBytes: [UInt8] = []
     var effects: [Effect] = []
     private(set) var marks: [(Connection, Int)] = []
 
-    mutating func begin(state: BarState, requester c: Connection?) {
-        open = true
-        epoch &+= 1
-        stateBefore = state
-        requester = c
+    /// Opens the group with the state before its first change if it is not open, and
+    /// marks `c`'s queue: a change is about to be staged for it.
+    @inline(__always)
+    mutating func join(state: @autoclosure () -> BarState, requester c: Connection?) {
+        if !open {
+            open = true
+            epoch &+= 1
+            stateBefore = state()
+        }
         if let c { mark(c) }
     }
 
@@ -323,10 +326,10 @@ struct Batch {
 
     /// Records the id of a change staged by the plain select path: its token in the line,
     /// copied, not parsed (`rawID` parses it only if the change has to be refused).
-    mutating func stage(rawID token: UnsafeBufferPointer<UInt8>) {
+    mutating func stage(rawID token: UnsafeBufferPointer<UInt8>, from c: Connection) {
         let start = idBytes.count
         idBytes.append(contentsOf: token)
-        ids.append(.raw(start..<idBytes.count))
+        ids.append((c, .raw(start..<idBytes.count)))
     }
 
     /// A raw id as a `JSON` value (the token is a JSON number or plain string: it parses).
@@ -336,7 +339,6 @@ struct Batch {
 
     mutating func close() {
         open = false
-        requester = nil
         ids.removeAll(keepingCapacity: true)
         idBytes.removeAll(keepingCapacity: true)
         effects.removeAll(keepingCapacity: true)

@@ -36,7 +36,7 @@ public final class Server {
     deinit { scratch.deallocate() }
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
     var lineReadNs: UInt64 = 0
-    /// State changes applied but not yet in the journal (group commit, one write per read chunk).
+    /// State changes applied but not yet in the journal (group commit: one write per loop turn, whatever the number of clients).
     var batch = Batch()
     /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
     var timers: [TimerKey: Int64] = [:]
@@ -137,8 +137,10 @@ public final class Server {
                 if fd == listenFD {
                     acceptClients(now: now)
                 } else if fd == signalFD {
+                    commitBatch()
                     handleSignals()
                 } else if fd == audio.reportFD {
+                    commitBatch()  // sound.played is no part of the group
                     audio.drainReports { voice, name in
                         broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name)])))
                     }
@@ -310,7 +312,6 @@ public final class Server {
                 // Back-pressure in the middle of a read: the rest waits until the client reads its replies.
                 c.unread = Array(readBuffer[used..<n])
             }
-            commitBatch()
             if c.queued > config.maxQueuedBytes && !c.readPaused {
                 // Back-pressure: stop reading until the client reads its replies.
                 c.readPaused = true
@@ -335,18 +336,20 @@ public final class Server {
     }
 
     /// Frames what was read while the client was paused (its changes committed as one
-    /// group, like a read's); pauses it again if need be.
+    /// group); pauses it again if need be.
     func resumeUnread(_ c: Connection, now: UInt64) {
         let pending = c.unread
         c.unread = []
         lineReadNs = now
         let used = pending.withUnsafeBufferPointer { frame($0, for: c) }
         if used < pending.count { c.unread = Array(pending[used...]) }
-        commitBatch()
+        commitBatch()  // it is flushed at once (flushDirty)
         if c.queued > config.maxQueuedBytes { c.readPaused = true }
     }
 
     func flushDirty(now: UInt64) {
+        // Nothing of a change leaves the process before its journal line is written.
+        commitBatch()
         guard !dirty.isEmpty else { return }
         let list = dirty
         dirty.removeAll(keepingCapacity: true)

@@ -34,6 +34,8 @@ final class StateStore {
     private var staged: [UInt8] = []
     private(set) var stagedCount = 0
     private(set) var appends = 0
+    /// `write`s that appended them (one per group commit).
+    private(set) var writes = 0
 
     /// The journal being compacted into a snapshot by the helper thread (see above).
     let oldJournalPath: String
@@ -188,6 +190,7 @@ final class StateStore {
         lastError = nil
         entries += count
         appends += count
+        writes += 1
         dirtySinceFsync = true
         if fsyncIntervalMs == 0 { syncNow() }
     }

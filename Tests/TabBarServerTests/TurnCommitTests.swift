@@ -1,0 +1,99 @@
+@preconcurrency import Glibc
+import Testing
+import TabBarCore
+@testable import TabBarServer
+
+/// Group commit across clients: the changes several clients make in one loop turn are
+/// journaled with one `write` before any of their replies or events can leave, and a
+/// failed write refuses each of them on its own connection, in order.
+@Suite(.serialized) struct TurnCommitTests {
+    final class Rig {
+        let dir: String
+        let server: Server
+        let a: Connection, b: Connection, sub: Connection
+        var fds: [Int32] = []
+
+        init() throws {
+            var t = Array("/tmp/tabbard-turn.XXXXXX".utf8CString)
+            dir = t.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+            var cfg = ServerConfig(socketPath: "\(dir)/s.sock", statePath: "\(dir)/st/state.json", soundDirs: [])
+            cfg.audio = .null
+            cfg.compactEvery = 1 << 30
+            server = try Server(config: cfg)
+            var conns: [Connection] = []
+            for k in 0..<3 {
+                var sv: [Int32] = [0, 0]
+                socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sv)
+                fds += sv
+                conns.append(Connection(fd: sv[0], id: UInt64(k + 1), maxLine: 65536))
+            }
+            (a, b, sub) = (conns[0], conns[1], conns[2])
+            sub.subscribed = true
+            server.subscribers.append(sub)
+        }
+
+        deinit {
+            for fd in fds { close(fd) }
+            server.store.syncNow()
+            _ = system("rm -rf '\(dir)'")
+        }
+
+        func send(_ line: String, from c: Connection) {
+            Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: c) }
+        }
+
+        func lines(_ c: Connection) -> [JSON] {
+            String(decoding: c.out, as: UTF8.self).split(separator: "\n").map { (try? JSON.parse(String($0))) ?? .null }
+        }
+    }
+
+    static func select(_ id: Int, _ tab: String) -> String {
+        #"{"jsonrpc":"2.0","id":\#(id),"method":"tab.select","params":{"tab":"\#(tab)"}}"#
+    }
+
+    @Test func oneTurnOfSeveralClientsIsOneWrite() throws {
+        let r = try Rig()
+        r.send(Self.select(1, "chat"), from: r.a)                                                          // plain path
+        r.send(#"{"jsonrpc":"2.0","id":2,"method":"badge.set","params":{"tab":"me","count":4}}"#, from: r.b)  // general path
+        r.send(Self.select(3, "nearby"), from: r.a)
+        // Staged, not written: nothing may leave yet.
+        #expect(r.server.batch.open)
+        #expect(r.server.store.writes == 0)
+        r.server.flushDirty(now: Posix.monotonicNs())
+        #expect(!r.server.batch.open)
+        #expect(r.server.store.writes == 1)
+        #expect(r.server.store.appends == 3)
+        #expect(r.lines(r.a).map { $0["result"]?["seq"] } == [.int(1), .int(3)])
+        #expect(r.lines(r.b).map { $0["result"]?["seq"] } == [.int(2)])
+        // The subscriber's events were flushed to its socket with the replies' turn.
+        var buf = [UInt8](repeating: 0, count: 4096)
+        let n = recv(r.fds[5], &buf, buf.count, Int32(MSG_DONTWAIT))
+        #expect(String(decoding: buf[0..<max(0, n)], as: UTF8.self).split(separator: "\n").count == 3)
+    }
+
+    @Test func aFailedWriteRefusesEachClientsChangesOnItsOwnConnection() throws {
+        let r = try Rig()
+        r.send(Self.select(1, "chat"), from: r.a)
+        r.server.commitBatch()
+        for c in [r.a, r.b, r.sub] { c.out.removeAll() }
+        r.server.store.syncNow()
+        unlink(r.server.store.journalPath)
+        #expect(symlink("/dev/full", r.server.store.journalPath) == 0)
+        r.server.store.closeJournalForTests()
+
+        r.send(Self.select(10, "me"), from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":20,"method":"badge.set","params":{"tab":"home","count":1}}"#, from: r.b)
+        r.send(Self.select(11, "nearby"), from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":21,"method":"tab.select","params":{"index":0,"source":"user"}}"#, from: r.b)
+        #expect(r.server.reducer.state.seq == 5)
+        #expect(!r.server.commitBatch())
+
+        let kinds = { (c: Connection) in r.lines(c).map { [$0["id"], $0["error"]?["data"]?["kind"]] } }
+        #expect(kinds(r.a) == [[.int(10), .string("storage_failed")], [.int(11), .string("storage_failed")]])
+        #expect(kinds(r.b) == [[.int(20), .string("storage_failed")], [.int(21), .string("storage_failed")]])
+        #expect(r.sub.out.isEmpty, "events of refused changes went out")
+        #expect(r.server.reducer.state.seq == 1)
+        #expect(r.server.reducer.state.selected == "chat")
+        #expect(r.server.reducer.state.items.allSatisfy { $0.badge == nil })
+    }
+}
