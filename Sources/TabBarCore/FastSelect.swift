@@ -25,11 +25,11 @@ public struct FastSelect: Equatable, Sendable {
     public var paramsCompact: Bool
     /// The raw value tokens of the params members, in the order they came (for the journal).
     public var members: [(key: Key, value: Range<Int>)] { (0..<memberCount).map { member($0) } }
-    var m0: (key: Key, value: Range<Int>) = (.tab, 0..<0)
-    var m1: (key: Key, value: Range<Int>) = (.tab, 0..<0)
+    var key0 = Key.tab, key1 = Key.tab
+    var value0 = 0..<0, value1 = 0..<0
     var memberCount = 0
 
-    @inline(__always) func member(_ k: Int) -> (key: Key, value: Range<Int>) { k == 0 ? m0 : m1 }
+    @inline(__always) func member(_ k: Int) -> (key: Key, value: Range<Int>) { k == 0 ? (key0, value0) : (key1, value1) }
 
     public enum Key: Equatable, Sendable { case tab, index, source }
 
@@ -113,13 +113,37 @@ public struct FastSelect: Equatable, Sendable {
 
     /// Recognises the line, or returns nil (slow path).
     public static func scan(_ b: UnsafeBufferPointer<UInt8>, maxIDLength: Int) -> FastSelect? {
+        var r = blank
+        return scan(b, maxIDLength: maxIDLength, into: &r) ? r : nil
+    }
+
+    /// `scan` into `r` (which it overwrites): whether the line was recognised.
+    @inline(__always)
+    public static func scan(_ b: UnsafeBufferPointer<UInt8>, maxIDLength: Int, into r: inout FastSelect) -> Bool {
         var s = Scanner(b: b)
-        var r = FastSelect()
-        if s.canonical(into: &r, maxIDLength: maxIDLength) { return r }
+        r = FastSelect()
+        if s.canonical(into: &r, maxIDLength: maxIDLength) { return true }
         s.i = 0
         r = FastSelect()
-        return s.request(into: &r, maxIDLength: maxIDLength) ? r : nil
+        return s.request(into: &r, maxIDLength: maxIDLength)
     }
+
+    /// Recognises a journal line of a `tab.select` as `PlainSelect.writeJournal` and the
+    /// general path write it, `{"seq":N,"method":"tab.select","params":{…}}`, into `r`
+    /// (`id` left empty); returns its seq, or nil (parse the line as JSON instead).
+    public static func scanJournal(_ b: UnsafeBufferPointer<UInt8>, maxIDLength: Int, into r: inout FastSelect) -> UInt64? {
+        var s = Scanner(b: b)
+        r = FastSelect()
+        guard s.literal(#"{"seq":"#), let seq = s.integer(), b[seq.lowerBound] != UInt8(ascii: "-"), seq.count <= 18,
+              s.literal(#","method":"tab.select","params":"#), s.params(into: &r, maxIDLength: maxIDLength),
+              s.i == b.count - 1, b[s.i] == UInt8(ascii: "}") else { return nil }
+        var v: UInt64 = 0
+        for j in seq { v = v &* 10 &+ UInt64(b[j] &- 0x30) }
+        return v
+    }
+
+    /// A value to scan into.
+    public static var blank: FastSelect { FastSelect() }
 
     /// Reads the line left to right once. A key is told by its first letter and then
     /// matched as a whole literal, quotes included, as are the fixed values (which is
@@ -255,14 +279,15 @@ public struct FastSelect: Equatable, Sendable {
             var named = false, sawSource = false
             var compactLength = 2  // the braces
             repeat {
-                var m: (key: Key, value: Range<Int>)
+                let key: Key
+                let value: Range<Int>
                 switch keyLetter() {
                 case UInt8(ascii: "t"):
                     guard !named, literal(#""tab""#), eat(UInt8(ascii: ":")), let v = plainString(),
                           v.count >= 3, v.count - 2 <= maxIDLength else { return false }
                     named = true
                     r.tab = (v.lowerBound + 1)..<(v.upperBound - 1)
-                    m = (.tab, v)
+                    (key, value) = (.tab, v)
                     compactLength += 6
                 case UInt8(ascii: "i"):
                     guard !named, literal(#""index""#), eat(UInt8(ascii: ":")), let v = integer() else { return false }
@@ -272,7 +297,7 @@ public struct FastSelect: Equatable, Sendable {
                     var k = 0
                     for j in (v.lowerBound + (negative ? 1 : 0))..<v.upperBound { k = k &* 10 &+ Int(b[j] &- 0x30) }
                     r.index = negative ? -k : k
-                    m = (.index, v)
+                    (key, value) = (.index, v)
                     compactLength += 8
                 case UInt8(ascii: "s"):
                     guard !sawSource, literal(#""source""#), eat(UInt8(ascii: ":")) else { return false }
@@ -280,13 +305,19 @@ public struct FastSelect: Equatable, Sendable {
                     space()
                     let from = i
                     if literal(#""user""#) { r.source = .user } else if literal(#""program""#) { r.source = .program } else { return false }
-                    m = (.source, from..<i)
+                    (key, value) = (.source, from..<i)
                     compactLength += 9
                 default:
                     return false
                 }
-                compactLength += m.value.count + (n > 0 ? 1 : 0)
-                if n == 0 { r.m0 = m } else { r.m1 = m }
+                compactLength += value.count + (n > 0 ? 1 : 0)
+                if n == 0 {
+                    r.key0 = key
+                    r.value0 = value
+                } else {
+                    r.key1 = key
+                    r.value1 = value
+                }
                 n += 1
             } while eat(UInt8(ascii: ","))
             guard eat(UInt8(ascii: "}")), named else { return false }

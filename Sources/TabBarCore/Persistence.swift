@@ -111,8 +111,26 @@ public enum Persistence {
             bytes.withUnsafeBufferPointer { feed($0) }
         }
 
+        /// Whether `tab.select` entries are read byte by byte (`FastSelect.scanJournal`) and
+        /// plain ones committed without an `Outcome`; off only to compare in tests.
+        public var fast = true
+        private var select = FastSelect.blank
+
         private mutating func entry(_ line: UnsafeBufferPointer<UInt8>) {
             if line.count > maxLine { bad = "a line longer than \(maxLine) bytes"; return }
+            if fast, let seq = FastSelect.scanJournal(line, maxIDLength: reducer.limits.maxIDLength, into: &select) {
+                good += 1
+                goodBytes += line.count + 1
+                guard seq > reducer.state.seq else { return }  // already in the snapshot
+                if let plan = reducer.planPlainSelect(select, line) {
+                    _ = reducer.commitPlainSelect(plan.k, source: select.source)
+                } else {
+                    _ = reducer.reduce(select.command(line))
+                }
+                reducer.state.seq = seq
+                applied += 1
+                return
+            }
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { goodBytes += line.count + 1; return }
             let json: JSON
             do { json = try JSON.parse(line) } catch { bad = error.description; return }

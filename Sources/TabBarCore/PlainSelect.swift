@@ -86,9 +86,9 @@ public struct ByteWriter {
     public mutating func putString(_ s: String) {
         let ok: Bool? = s.utf8.withContiguousStorageIfAvailable { u in
             for byte in u where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
-            guard room(u.count + 2), let p = u.baseAddress else { return u.isEmpty ? room(2) : true }
+            guard room(u.count + 2) else { return true }
             base[count] = 0x22
-            ByteWriter.copy(base + count + 1, p, u.count)
+            if let p = u.baseAddress { ByteWriter.copy(base + count + 1, p, u.count) }
             base[count + 1 + u.count] = 0x22
             count += u.count + 2
             return true
@@ -103,10 +103,37 @@ public struct ByteWriter {
 }
 
 /// The decimal digits of a number, formatted once for the several lines that carry it.
-public struct Digits {
+public struct Digits: Equatable {
     /// Right-aligned ASCII digits.
     var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
     public private(set) var count = 0
+    public private(set) var value: UInt64 = 0
+
+    public static func == (a: Digits, b: Digits) -> Bool {
+        a.count == b.count && a.value == b.value && a.bytes == b.bytes
+    }
+
+    /// The digits of `v`: counted up from these when `v` is one more (the next seq).
+    @inline(__always)
+    public func next(_ v: UInt64) -> Digits {
+        guard v == value &+ 1, count > 0 else { return Digits(v) }
+        var d = self
+        d.value = v
+        var carry = true
+        withUnsafeMutableBytes(of: &d.bytes) { b in
+            var k = 23
+            while carry && k >= 24 - count {
+                if b[k] == 0x39 {
+                    b[k] = 0x30
+                    k -= 1
+                } else {
+                    b[k] += 1
+                    carry = false
+                }
+            }
+        }
+        return carry ? Digits(v) : d  // 9…9 + 1 has one digit more
+    }
 
     public init(_ v: UInt64) {
         var x = v
@@ -119,6 +146,7 @@ public struct Digits {
             } while x > 0
         }
         count = n
+        value = v
     }
 }
 
@@ -127,19 +155,23 @@ public struct Digits {
 /// request line — the same bytes the general path's `JSON` trees produce (`FastPathTests`
 /// compare the two).
 public struct PlainSelect {
+    /// The tab committed (its index in the bar).
+    public var k: Int
     /// The seq, selected tab and previous tab once committed.
     public var seq: UInt64
     public var selected: String
     public var previous: String?
     public var reselected: Bool
-    let seqDigits: Digits
+    /// `seq` in decimal (`Digits.next` makes it from the last one's).
+    public var seqDigits: Digits
 
-    public init(seq: UInt64, selected: String, previous: String?, reselected: Bool) {
+    public init(k: Int, seq: UInt64, selected: String, previous: String?, reselected: Bool) {
+        self.k = k
         self.seq = seq
-        seqDigits = Digits(seq)
         self.selected = selected
         self.previous = previous
         self.reselected = reselected
+        seqDigits = Digits(0)
     }
 
     /// The reply line: `{"jsonrpc":"2.0","id":…,"result":{"seq":…,"selected":…,"previous":…,"reselected":…}}`.

@@ -263,7 +263,7 @@ public struct Reducer: Sendable {
     /// `PlainSelect`'s bytes, no `Outcome` is needed — and `commitPlainSelect(k)` makes it.
     /// nil: take `reduce`. Changes nothing; `mutating` only so that a reducer kept in a
     /// class property is used in place instead of being copied for the call.
-    public mutating func planPlainSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>) -> (k: Int, plan: PlainSelect)? {
+    public mutating func planPlainSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>) -> PlainSelect? {
         var k = fast.index
         if let tab = fast.tab {
             let name = UnsafeBufferPointer(rebasing: line[tab])
@@ -273,15 +273,18 @@ public struct Reducer: Sendable {
             guard k >= 0, k < state.items.count else { return nil }
         }
         guard state.items[k].kind == .tab, state.items[k].enabled,
-              (state.items[k].animation ?? state.settings.animation) == .none,
               !state.visibility.reasons.contains(.scroll) else { return nil }
         let reselected = state.selected == state.items[k].id
-        if !reselected, let current = state.selected, let old = state.index(of: current),
-           (state.items[old].animation ?? state.settings.animation) != .none {
-            return nil
+        if state.settings.animation != .none || state.items.contains(where: { $0.animation != nil }) {
+            // Some item has an animation style: cue-free only if neither tab involved has one.
+            guard (state.items[k].animation ?? state.settings.animation) == .none else { return nil }
+            if !reselected, let current = state.selected, let old = state.index(of: current),
+               (state.items[old].animation ?? state.settings.animation) != .none {
+                return nil
+            }
         }
-        return (k, PlainSelect(seq: state.seq + 1, selected: state.items[k].id,
-                               previous: reselected ? state.previous : state.selected, reselected: reselected))
+        return PlainSelect(k: k, seq: state.seq + 1, selected: state.items[k].id,
+                           previous: reselected ? state.previous : state.selected, reselected: reselected)
     }
 
     /// Commits tab `k` as `reduce(.select(...))` would, for a `k` from `planPlainSelect`:

@@ -37,6 +37,8 @@ public struct ServerConfig: Sendable {
     public var initialBar: BarState = .defaultBar
     /// Journal entries after which the state is compacted into a snapshot.
     public var compactEvery = 4096
+    /// At least this long between two compactions (ms).
+    public var compactIntervalMs = 100
     /// How often appended journal data is fsync'ed (0: after every group commit).
     public var fsyncIntervalMs = 1000
     public var voices = 16
@@ -102,7 +104,7 @@ public struct ServerConfig: Sendable {
     static let fileKeys = [
         "socket", "state", "sounds", "sound_files", "sound_retrigger", "audio", "alsa_device", "log_level", "max_line", "max_clients",
         "max_queued_bytes", "write_timeout_ms", "max_items", "max_id_length", "max_badge_count", "max_badge_chars",
-        "sound_map", "allowed_uids", "allowed_gids", "bar", "compact_every", "fsync_interval_ms", "voices",
+        "sound_map", "allowed_uids", "allowed_gids", "bar", "compact_every", "compact_interval_ms", "fsync_interval_ms", "voices",
         "period_frames", "idle_stop_ms",
     ]
 
@@ -188,6 +190,7 @@ public struct ServerConfig: Sendable {
             initialBar.seq = 0
         }
         compactEvery = try p.int("compact_every", range: 1...10_000_000) ?? compactEvery
+        compactIntervalMs = try p.int("compact_interval_ms", range: 0...3_600_000) ?? compactIntervalMs
         fsyncIntervalMs = try p.int("fsync_interval_ms", range: 0...3_600_000) ?? fsyncIntervalMs
         voices = try p.int("voices", range: 1...256) ?? voices
         periodFrames = try p.int("period_frames", range: 32...8192) ?? periodFrames

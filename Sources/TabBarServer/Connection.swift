@@ -34,6 +34,8 @@ final class Connection {
     var closed = false
     /// The group-commit batch that last marked this connection's queue (see `Batch`).
     var batchEpoch: UInt64 = 0
+    /// Its index in the batch's marks (valid while `batchEpoch` is the open batch's).
+    var batchMark = 0
 
     init(fd: Int32, id: UInt64, maxLine: Int) {
         self.fd = fd

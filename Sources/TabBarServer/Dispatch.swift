@@ -15,7 +15,8 @@ extension Server {
             return
         case .line(let l): line = l
         }
-        if fastPath, let fast = FastSelect.scan(line, maxIDLength: reducer.limits.maxIDLength) {
+        var fast = FastSelect.blank
+        if fastPath, FastSelect.scan(line, maxIDLength: reducer.limits.maxIDLength, into: &fast) {
             handleSelect(fast, line, from: c)
             return
         }
@@ -29,11 +30,11 @@ extension Server {
         case .success(let r): request = r
         }
         if request.id == nil { stats.notifications += 1 } else { stats.requests += 1 }
-        let staged = batch.ids.count
+        let staged = batch.count
         let result = execute(request, from: c)
         if let id = request.id {
             // Only replies to staged changes may wait among them for the group's write.
-            if batch.ids.count == staged { commitBatch() }
+            if batch.count == staged { commitBatch() }
             reply(id: id, result, to: c)
         }
     }
@@ -54,13 +55,19 @@ extension Server {
     /// copied from the line. Replies, events, journal lines and state are the same bytes
     /// as the slow path's (`FastPathTests` run both).
     func handleSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) {
-        if let (k, plan) = reducer.planPlainSelect(fast, line), plainSelect(k, plan, fast, line, from: c) { return }
+        if var plan = reducer.planPlainSelect(fast, line) {
+            plan.seqDigits = seqDigits.next(plan.seq)
+            if plainSelect(plan, fast, line, from: c) {
+                seqDigits = plan.seqDigits
+                return
+            }
+        }
         stats.requests += 1
-        let staged = batch.ids.count
+        let staged = batch.count
         let id = fast.idJSON(line)
         let result = applyStateCommand(fast.command(line), method: "tab.select", params: nil,
                                        writeParams: { fast.writeParams(line, into: &$0) }, id: id, from: c)
-        if batch.ids.count == staged { commitBatch() }
+        if batch.count == staged { commitBatch() }
         reply(id: id, result, to: c)
     }
 
@@ -69,7 +76,7 @@ extension Server {
     /// (`PlainSelect`) — the same bytes, the same group commit and undo as the general
     /// path. Returns false, having changed nothing, when a line would not fit the scratch
     /// memory or an item id needs escaping; the general path then handles the request.
-    func plainSelect(_ k: Int, _ plain: PlainSelect, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) -> Bool {
+    func plainSelect(_ plain: PlainSelect, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) -> Bool {
         let third = Server.scratchSize / 3
         var journal = ByteWriter(base: scratch, capacity: third)
         plain.writeJournal(fast, line, into: &journal)
@@ -81,7 +88,7 @@ extension Server {
         stats.requests += 1
         stats.plainSelects += 1
         batch.join(state: reducer.state, requester: c)
-        let effects = reducer.commitPlainSelect(k, source: fast.source).effects
+        let effects = reducer.commitPlainSelect(plain.k, source: fast.source).effects
         store.stage(line: journal.bytes)
         batch.stage(rawID: UnsafeBufferPointer(rebasing: line[fast.id]), from: c)
         if !effects.isEmpty { batch.effects.append(contentsOf: effects) }
@@ -173,7 +180,7 @@ extension Server {
                 let entry = outcome.journal ?? JournalEntry(method, params)
                 store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
             }
-            batch.ids.append((c, id.map(StagedID.json) ?? .none))
+            batch.stage(id: id, from: c)
             batch.effects.append(contentsOf: outcome.effects)
             for e in outcome.events { broadcast(e) }
             if c == nil && !commitBatch() {
@@ -222,16 +229,11 @@ extension Server {
             for (conn, count) in batch.marks {
                 if conn.out.count >= count { conn.out.removeSubrange(count...) } else { conn.owesResync = true }
             }
-            Log.error("Could not record \(batch.ids.count == 1 ? "a change" : "\(batch.ids.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
+            Log.error("Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
             let refused = storageFailed("\(error)")
-            for (c, id) in batch.ids {
-                guard let c else { continue }
+            for (c, id) in batch.requests() {
                 stats.errors += 1
-                switch id {
-                case .none: break
-                case .json(let id): Wire.error(id: id, refused, into: &c.out)
-                case .raw(let r): Wire.error(id: batch.rawID(r), refused, into: &c.out)
-                }
+                if let id { Wire.error(id: id, refused, into: &c.out) }
             }
             batch.close()
             return false
@@ -269,13 +271,6 @@ extension Server {
     }
 }
 
-/// The id of a staged change: none (a notification or a timer), a value, or a token in `Batch`'s bytes.
-enum StagedID {
-    case none
-    case json(JSON)
-    case raw(Range<Int>)
-}
-
 /// State changes applied in the current loop turn, from any number of clients, whose
 /// journal lines are not yet written (group commit). Until `Server.commitBatch` nothing of them has left the
 /// process — replies and events are only queued, sounds held back — so a failed
@@ -284,13 +279,27 @@ struct Batch {
     private(set) var open = false
     private(set) var epoch: UInt64 = 0
     private(set) var stateBefore = BarState.defaultBar
-    /// Who asked for each staged change (nil: a timer) and its request id, for its
-    /// refusal if the write fails.
-    var ids: [(Connection?, StagedID)] = []
-    /// The id tokens of `.raw` ids, as their lines spelled them.
-    private var idBytes: [UInt8] = []
     var effects: [Effect] = []
     private(set) var marks: [(Connection, Int)] = []
+    /// One per staged change: who asked for it and its request id, for its refusal if the
+    /// write fails. Plain values (no references): dropping them after a write costs nothing.
+    private var entries: [Entry] = []
+    /// Ids that came as `JSON` values (the general path).
+    private var jsonIDs: [JSON] = []
+    /// Id tokens as their lines spelled them (the plain select path).
+    private var idBytes: [UInt8] = []
+
+    struct Entry {
+        /// Index in `marks` of the requester; -1: a timer.
+        var requester: Int32
+        /// -1: no id (a notification); else `jsonIDs[a]` when `raw` is false, `idBytes[a..<b]` when true.
+        var a: Int32
+        var b: Int32
+        var raw: Bool
+    }
+
+    /// The number of changes staged.
+    var count: Int { entries.count }
 
     /// Opens the group with the state before its first change if it is not open, and
     /// marks `c`'s queue: a change is about to be staged for it.
@@ -305,41 +314,62 @@ struct Batch {
     }
 
     /// Remembers how much `c` had queued before the batch first touched it.
+    @inline(__always)
     mutating func mark(_ c: Connection) {
         guard c.batchEpoch != epoch else { return }
         c.batchEpoch = epoch
+        c.batchMark = marks.count
         marks.append((c, c.out.count))
     }
 
     /// Where `c`'s queue stood when the open batch first touched it, if it did.
     func position(of c: Connection) -> Int? {
         guard open, c.batchEpoch == epoch else { return nil }
-        return marks.first { $0.0 === c }?.1
+        return marks[c.batchMark].1
     }
 
     /// `c`'s queue was rearranged (a slow subscriber's events dropped, its replies kept):
     /// its mark now stands at `position`.
     mutating func move(_ c: Connection, to position: Int) {
-        guard open, c.batchEpoch == epoch, let k = marks.firstIndex(where: { $0.0 === c }) else { return }
-        marks[k].1 = min(position, c.out.count)
+        guard open, c.batchEpoch == epoch else { return }
+        marks[c.batchMark].1 = min(position, c.out.count)
+    }
+
+    /// Records a change staged for `c` (marked by `join`; nil: a timer) with request id `id`.
+    mutating func stage(id: JSON?, from c: Connection?) {
+        var e = Entry(requester: c.map { Int32($0.batchMark) } ?? -1, a: -1, b: -1, raw: false)
+        if let id {
+            e.a = Int32(jsonIDs.count)
+            jsonIDs.append(id)
+        }
+        entries.append(e)
     }
 
     /// Records the id of a change staged by the plain select path: its token in the line,
-    /// copied, not parsed (`rawID` parses it only if the change has to be refused).
+    /// copied, not parsed (`refusals` parses it only if the change has to be refused).
+    @inline(__always)
     mutating func stage(rawID token: UnsafeBufferPointer<UInt8>, from c: Connection) {
         let start = idBytes.count
         idBytes.append(contentsOf: token)
-        ids.append((c, .raw(start..<idBytes.count)))
+        entries.append(Entry(requester: Int32(c.batchMark), a: Int32(start), b: Int32(idBytes.count), raw: true))
     }
 
-    /// A raw id as a `JSON` value (the token is a JSON number or plain string: it parses).
-    func rawID(_ r: Range<Int>) -> JSON {
-        (try? JSON.parse(idBytes[r])) ?? .null
+    /// Each staged change that a client asked for, in order: the client and the request id
+    /// (nil for a notification).
+    func requests() -> [(Connection, JSON?)] {
+        entries.compactMap { e in
+            guard e.requester >= 0 else { return nil }
+            let c = marks[Int(e.requester)].0
+            guard e.a >= 0 else { return (c, nil) }
+            // A raw id is a JSON number or plain string token: it parses.
+            return (c, e.raw ? (try? JSON.parse(idBytes[Int(e.a)..<Int(e.b)])) ?? .null : jsonIDs[Int(e.a)])
+        }
     }
 
     mutating func close() {
         open = false
-        ids.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+        if !jsonIDs.isEmpty { jsonIDs.removeAll(keepingCapacity: true) }
         idBytes.removeAll(keepingCapacity: true)
         effects.removeAll(keepingCapacity: true)
         marks.removeAll(keepingCapacity: true)

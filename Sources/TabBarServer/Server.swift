@@ -32,6 +32,8 @@ public final class Server {
     /// Where the plain select path writes its reply, event and journal lines (`ByteWriter`).
     let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: Server.scratchSize)
     static let scratchSize = 8192
+    /// The last seq the plain select path wrote, in decimal (the next is counted up from it).
+    var seqDigits = Digits(0)
 
     deinit { scratch.deallocate() }
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
@@ -57,7 +59,8 @@ public final class Server {
         }
         listenFD = listener
         ownsSocketPath = owned
-        store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs)
+        store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs,
+                           compactIntervalMs: config.compactIntervalMs)
         do {
             reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap)
             reducer.settle()
@@ -176,6 +179,10 @@ public final class Server {
             timeout = timeout < 0 ? 1000 : min(timeout, 1000)
         }
         if let ms = timerTimeoutMs() { timeout = timeout < 0 ? ms : min(timeout, ms) }
+        if !store.compacting, let due = store.compactionDueNs {
+            let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
+            timeout = timeout < 0 ? ms : min(timeout, ms)
+        }
         return Int32(timeout)
     }
 

@@ -42,7 +42,13 @@ final class StateStore {
     /// The compaction running on the helper thread, if any.
     private var job: CompactionJob?
 
-    init(path: String, compactEvery: Int, fsyncIntervalMs: Int) {
+    /// At least this long between the starts of two compactions (a storm of changes would
+    /// otherwise compact hundreds of times a second; replaying what piles up meanwhile is fast).
+    let compactIntervalNs: UInt64
+    private var lastCompactionNs: UInt64 = 0
+
+    init(path: String, compactEvery: Int, fsyncIntervalMs: Int, compactIntervalMs: Int = 0) {
+        compactIntervalNs = UInt64(compactIntervalMs) * 1_000_000
         snapshotPath = path
         journalPath = path + ".journal"
         oldJournalPath = path + ".journal.1"
@@ -215,7 +221,13 @@ final class StateStore {
     private var retryAfterNs: UInt64 = 0
     private var retryDelayMs = 0
 
-    var needsCompaction: Bool { entries >= compactEvery && Posix.monotonicNs() >= retryAfterNs }
+    var needsCompaction: Bool { compactionDueNs.map { Posix.monotonicNs() >= $0 } ?? false }
+
+    /// When the next compaction may start (nil: the journal is not long enough yet).
+    var compactionDueNs: UInt64? {
+        guard entries >= compactEvery else { return nil }
+        return max(retryAfterNs, lastCompactionNs + compactIntervalNs)
+    }
 
     /// A compaction failed: the journal keeps every change meanwhile; try again in
     /// 1 s, 2 s, 4 s … at most every minute (not at every loop turn, logging each time).
@@ -281,6 +293,7 @@ final class StateStore {
     func startCompaction(_ state: BarState, limits: Limits) throws(Errno) {
         finishCompaction(wait: false)
         guard job == nil, stagedCount == 0 else { return }
+        lastCompactionNs = Posix.monotonicNs()
         // A journal.1 left by a failed compaction: only a snapshot taken here may remove it.
         if access(oldJournalPath, F_OK) == 0 || journalFD < 0 {
             try compact(state, limits: limits)

@@ -44,7 +44,7 @@ let canMountTmpfs: Bool = {
     /// kill fell between journaling and replying, the one after it.
     @Test func sigkillInAWriteStormNeverLosesAnAcknowledgedChange() throws {
         let dir = try makeTempDir("tabbard-kill")
-        try Data(#"{"compact_every":7}"#.utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
+        try Data(#"{"compact_every":7,"compact_interval_ms":0}"#.utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
         let tabs = ["home", "nearby", "chat", "me"]
         let a = Acks(tabs.count)
         for round in 0..<12 {
@@ -186,7 +186,7 @@ let canMountTmpfs: Bool = {
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
         #expect(mount("tmpfs", disk, "tmpfs", 0, "size=256k") == 0)
         defer { umount2(disk, Int32(MNT_DETACH)) }
-        try Data(#"{"compact_every":3}"#.utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
+        try Data(#"{"compact_every":3,"compact_interval_ms":0}"#.utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
         let args = ["--state", disk + "/state.json", "--config", dir + "/config.json"]
         var d = try Daemon(extraArgs: args, dir: dir)
         let c = try RawClient(path: d.socket)

@@ -38,12 +38,32 @@ import TabBarCore
         #expect(items[3]["badge"]?["value"] == .int(200))
     }
 
+    /// `compact_interval_ms` spaces compactions out: with a minute between them, 50 changes
+    /// past `compact_every` 3 stay in the journal (one compaction at most); with 0 they are
+    /// compacted every 3. Either way every change survives a restart.
+    @Test func compactionsAreSpacedOutByTheInterval() throws {
+        for (interval, spaced) in [(60_000, true), (0, false)] {
+            let d = try startDaemon(config: #"{"compact_every":3,"compact_interval_ms":\#(interval)}"#, prefix: "tabbard-interval")
+            let c = try RawClient(path: d.socket)
+            for k in 1...50 { #expect(try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#)["result"] != nil) }
+            try waitUntil("compactions to settle") {
+                let j = try c.call("stats.get")["result"]?["journal"]
+                return spaced ? (j?["entries"]?.intValue ?? 0) >= 47 : (j?["entries"]?.intValue ?? 99) < 3
+            }
+            d.kill9()
+            let again = try Daemon(dir: d.dir)
+            let st = try RawClient(path: again.socket).call("state.get")["result"]
+            #expect(st?["seq"] == .int(50))
+            #expect(again.stop() == 0)
+        }
+    }
+
     /// Compaction runs on a helper thread while the loop appends to a fresh journal:
     /// with a snapshot every 3 changes, a SIGKILL at any point loses nothing acknowledged.
     @Test func acknowledgedChangesSurviveSIGKILLWhileCompactingInTheBackground() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tabbard-compact-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try Data(#"{"compact_every":3}"#.utf8).write(to: URL(fileURLWithPath: dir + "/c.json"))
+        try Data(#"{"compact_every":3,"compact_interval_ms":0}"#.utf8).write(to: URL(fileURLWithPath: dir + "/c.json"))
         for round in 0..<3 {
             let d = try Daemon(extraArgs: ["--config", dir + "/c.json"], dir: dir)
             let c = try RawClient(path: d.socket)
