@@ -234,8 +234,56 @@ public struct FastSelect: Equatable, Sendable {
             guard literal(#"{"jsonrpc":"2.0","id":"#), i < b.count,
                   let id = b[i] == 0x22 ? plainString() : integer() else { return false }
             r.id = id
-            guard literal(#","method":"tab.select","params":"#), params(into: &r, maxIDLength: maxIDLength) else { return false }
+            guard literal(#","method":"tab.select","params":"#), quickParams(into: &r, maxIDLength: maxIDLength) else { return false }
             return i == b.count - 1 && b[i] == UInt8(ascii: "}")
+        }
+
+        /// The commonest params whole — `{"index":I}` or `{"tab":"T"}`, then `}` or
+        /// `,"source":"program"}` / `,"source":"user"}` — else `params`, from the start.
+        mutating func quickParams(into r: inout FastSelect, maxIDLength: Int) -> Bool {
+            let start = i
+            var compactLength: Int
+            if literal(#"{"index":"#) {
+                guard let v = integer() else { return false }
+                let negative = b[v.lowerBound] == UInt8(ascii: "-")
+                guard v.count - (negative ? 1 : 0) <= 15 else { return false }
+                var k = 0
+                for j in (v.lowerBound + (negative ? 1 : 0))..<v.upperBound { k = k &* 10 &+ Int(b[j] &- 0x30) }
+                r.index = negative ? -k : k
+                r.key0 = .index
+                r.value0 = v
+                compactLength = 9 + v.count
+            } else if literal(#"{"tab":"#) {
+                guard let v = plainString(), v.count >= 3, v.count - 2 <= maxIDLength else { return false }
+                r.tab = (v.lowerBound + 1)..<(v.upperBound - 1)
+                r.key0 = .tab
+                r.value0 = v
+                compactLength = 7 + v.count
+            } else {
+                return params(into: &r, maxIDLength: maxIDLength)
+            }
+            if literal("}") {
+                r.memberCount = 1
+                compactLength += 1
+            } else if literal(#","source":"program"}"#) {
+                r.source = .program
+                (r.key1, r.value1) = (.source, (i - 10)..<(i - 1))
+                r.memberCount = 2
+                compactLength += 20
+            } else if literal(#","source":"user"}"#) {
+                r.source = .user
+                (r.key1, r.value1) = (.source, (i - 7)..<(i - 1))
+                r.memberCount = 2
+                compactLength += 17
+            } else {
+                i = start
+                r.tab = nil
+                r.index = 0
+                return params(into: &r, maxIDLength: maxIDLength)
+            }
+            r.params = start..<i
+            r.paramsCompact = i - start == compactLength
+            return true
         }
 
         mutating func request(into r: inout FastSelect, maxIDLength: Int) -> Bool {

@@ -135,6 +135,9 @@ public struct Digits: Equatable {
         return carry ? Digits(v) : d  // 9…9 + 1 has one digit more
     }
 
+    /// No digits yet (`next` formats afresh).
+    public init() {}
+
     public init(_ v: UInt64) {
         var x = v
         var n = 0
@@ -171,7 +174,7 @@ public struct PlainSelect {
         self.selected = selected
         self.previous = previous
         self.reselected = reselected
-        seqDigits = Digits(0)
+        seqDigits = Digits()
     }
 
     /// The reply line: `{"jsonrpc":"2.0","id":…,"result":{"seq":…,"selected":…,"previous":…,"reselected":…}}`.

@@ -77,19 +77,21 @@ extension Server {
     /// path. Returns false, having changed nothing, when a line would not fit the scratch
     /// memory or an item id needs escaping; the general path then handles the request.
     func plainSelect(_ plain: PlainSelect, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) -> Bool {
-        let third = Server.scratchSize / 3
-        var journal = ByteWriter(base: scratch, capacity: third)
-        plain.writeJournal(fast, line, into: &journal)
-        var reply = ByteWriter(base: scratch + third, capacity: third)
+        let half = Server.scratchSize / 2
+        let stagedBefore = store.stagedBytes
+        guard store.stage(upTo: half, { plain.writeJournal(fast, line, into: &$0) }) else { return false }
+        var reply = ByteWriter(base: scratch, capacity: half)
         plain.writeReply(fast, line, into: &reply)
-        var event = ByteWriter(base: scratch + 2 * third, capacity: Server.scratchSize - 2 * third)
+        var event = ByteWriter(base: scratch + half, capacity: Server.scratchSize - half)
         let method = subscribers.isEmpty ? "" : plain.writeEvent(source: fast.source, into: &event)
-        guard !journal.failed, !reply.failed, !event.failed else { return false }
+        guard !reply.failed, !event.failed else {
+            store.unstageLast(to: stagedBefore)
+            return false
+        }
         stats.requests += 1
         stats.plainSelects += 1
         batch.join(state: reducer.state, requester: c)
         let effects = reducer.commitPlainSelect(plain.k, source: fast.source).effects
-        store.stage(line: journal.bytes)
         batch.stage(rawID: UnsafeBufferPointer(rebasing: line[fast.id]), from: c)
         if !effects.isEmpty { batch.effects.append(contentsOf: effects) }
         stats.events += 1

@@ -31,7 +31,7 @@ final class StateStore {
     private var dirtySinceFsync = false
     private var lastFsyncNs: UInt64 = 0
     /// Journal lines staged since the last `commit` (group commit).
-    private var staged: [UInt8] = []
+    private var staged = RawBytes(capacity: 1 << 16)
     private(set) var stagedCount = 0
     private(set) var appends = 0
     /// `write`s that appended them (one per group commit).
@@ -54,10 +54,12 @@ final class StateStore {
         oldJournalPath = path + ".journal.1"
         self.compactEvery = compactEvery
         self.fsyncIntervalMs = fsyncIntervalMs
-        staged.reserveCapacity(4096)
     }
 
-    deinit { if journalFD >= 0 { close(journalFD) } }
+    deinit {
+        if journalFD >= 0 { close(journalFD) }
+        staged.free()
+    }
 
     /// Restores the state: snapshot, then every journal entry after it, replayed
     /// through the reducer. Corrupt files are moved aside (one log line) and the
@@ -153,23 +155,37 @@ final class StateStore {
 
     /// `stage` with the params written by `writeParams` (the byte-level fast path), nil: none.
     func stage(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?) {
-        staged.append(contentsOf: #"{"seq":"#.utf8)
-        Wire.writeInt(seq, into: &staged)
-        staged.append(contentsOf: #","method":"#.utf8)
-        JSON.writeString(method, into: &staged)
+        var line: [UInt8] = []
+        line.append(contentsOf: #"{"seq":"#.utf8)
+        Wire.writeInt(seq, into: &line)
+        line.append(contentsOf: #","method":"#.utf8)
+        JSON.writeString(method, into: &line)
         if let writeParams {
-            staged.append(contentsOf: #","params":"#.utf8)
-            writeParams(&staged)
+            line.append(contentsOf: #","params":"#.utf8)
+            writeParams(&line)
         }
-        staged.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        line.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        staged.append(line)
         stagedCount += 1
     }
 
-    /// Stages one journal line written elsewhere (`PlainSelect.writeJournal`), newline included.
-    func stage(line: UnsafeBufferPointer<UInt8>) {
-        staged.append(contentsOf: line)
+    /// Stages one journal line that `body` writes in place (`PlainSelect.writeJournal`),
+    /// newline included, in at most `limit` bytes. false: it did not fit; nothing staged.
+    @inline(__always)
+    func stage(upTo limit: Int, _ body: (inout ByteWriter) -> Void) -> Bool {
+        guard staged.write(upTo: limit, body) else { return false }
         stagedCount += 1
+        return true
     }
+
+    /// Takes back the line just staged (its change turned out not to be for the caller's path).
+    func unstageLast(to length: Int) {
+        staged.truncate(to: length)
+        stagedCount -= 1
+    }
+
+    /// Bytes staged so far (for `unstageLast`).
+    var stagedBytes: Int { staged.count }
 
     /// Writes every staged change with one `write`. On failure none of the group
     /// stays in the journal (a short write is cut off) and the group is dropped.
@@ -177,12 +193,12 @@ final class StateStore {
         guard stagedCount > 0 else { return }
         let count = stagedCount
         defer {
-            staged.removeAll(keepingCapacity: staged.capacity <= 1 << 16)
+            staged.removeAll()
             stagedCount = 0
         }
         if journalFD < 0 { try openJournal() }
         do throws(Errno) {
-            let n = try Posix.retry { staged.withUnsafeBytes { write(journalFD, $0.baseAddress, $0.count) } }
+            let n = try Posix.retry { write(journalFD, staged.base, staged.count) }
             if n != staged.count {
                 // A short write leaves a torn group: cut it off so the journal stays parseable.
                 let end = lseek(journalFD, 0, SEEK_END)

@@ -180,7 +180,7 @@ import TabBarCore
         select(#"{"tab":"home","source":"user"}"#, plainPath: true)
         select(#"{ "source" : "user", "tab" : "chat" }"#, plainPath: true)  // white space: params rewritten for the journal
         select(#"{"index":2}"#, plainPath: false)  // the center button: an error
-        select(#"{"index":1}"#, plainPath: false, id: "\"\(String(repeating: "x", count: 3000))\"")  // reply too long for the scratch
+        select(#"{"index":1}"#, plainPath: false, id: "\"\(String(repeating: "x", count: 6000))\"")  // reply too long for the scratch
         // Item ids that need escaping, and animation styles: the general path.
         p.check(#"{"jsonrpc":"2.0","id":8,"method":"bar.configure","params":{"items":[{"id":"home"},{"id":"q\"uote"},{"id":"anim","animation":"bounce"},{"id":"é"}]}}"#)
         select(#"{"index":1}"#, plainPath: false)

@@ -1,0 +1,74 @@
+import TabBarCore
+
+/// A growable byte buffer whose spare room a `ByteWriter` writes into directly (the
+/// journal lines of a group commit). Owned by one object, which calls `free`.
+struct RawBytes {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var capacity: Int
+    private(set) var count = 0
+    let initialCapacity: Int
+
+    init(capacity: Int) {
+        base = .allocate(capacity: capacity)
+        self.capacity = capacity
+        initialCapacity = capacity
+    }
+
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Makes room for `n` more bytes.
+    @inline(__always)
+    mutating func reserve(_ n: Int) {
+        if capacity - count < n { grow(to: count + n) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        var cap = capacity * 2
+        while cap < needed { cap *= 2 }
+        let p = UnsafeMutablePointer<UInt8>.allocate(capacity: cap)
+        p.update(from: base, count: count)
+        base.deallocate()
+        base = p
+        capacity = cap
+    }
+
+    mutating func append(_ b: UnsafeBufferPointer<UInt8>) {
+        guard let p = b.baseAddress, !b.isEmpty else { return }
+        reserve(b.count)
+        (base + count).update(from: p, count: b.count)
+        count += b.count
+    }
+
+    mutating func append(_ a: [UInt8]) {
+        a.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// Lets `body` write at most `limit` bytes at the end; keeps them unless the writer
+    /// failed. Returns whether it kept them.
+    @inline(__always)
+    mutating func write(upTo limit: Int, _ body: (inout ByteWriter) -> Void) -> Bool {
+        reserve(limit)
+        var w = ByteWriter(base: base + count, capacity: limit)
+        body(&w)
+        guard !w.failed else { return false }
+        count += w.count
+        return true
+    }
+
+    /// Forgets the last bytes, back to `count`.
+    mutating func truncate(to n: Int) {
+        count = min(count, n)
+    }
+
+    /// Empties it; memory a burst made it grow to goes back.
+    mutating func removeAll() {
+        count = 0
+        if capacity > 16 * initialCapacity {
+            base.deallocate()
+            base = .allocate(capacity: initialCapacity)
+            capacity = initialCapacity
+        }
+    }
+
+    func free() { base.deallocate() }
+}
