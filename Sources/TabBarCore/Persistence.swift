@@ -122,8 +122,8 @@ public enum Persistence {
                 good += 1
                 goodBytes += line.count + 1
                 guard seq > reducer.state.seq else { return }  // already in the snapshot
-                if let plan = reducer.planPlainSelect(select, line) {
-                    _ = reducer.commitPlainSelect(plan.k, source: select.source)
+                if let k = reducer.plainSelectTarget(select, line) {
+                    _ = reducer.commitPlainSelect(k, source: select.source)
                 } else {
                     _ = reducer.reduce(select.command(line))
                 }

@@ -153,45 +153,131 @@ public struct Digits: Equatable {
     }
 }
 
-/// The bytes of a plain `tab.select` (see `Reducer.planPlainSelect`), written straight
-/// from what the commit will make the state (`Reducer.planPlainSelect`) and from the
-/// request line — the same bytes the general path's `JSON` trees produce (`FastPathTests`
-/// compare the two).
-public struct PlainSelect {
-    /// The tab committed (its index in the bar).
-    public var k: Int
-    /// The seq, selected tab and previous tab once committed.
-    public var seq: UInt64
-    public var selected: String
-    public var previous: String?
-    public var reselected: Bool
-    /// `seq` in decimal (`Digits.next` makes it from the last one's).
-    public var seqDigits: Digits
+/// What the plain select path needs to know about the bar, by item index and without
+/// a `String`: each item's id as a JSON string, whether a plain select may commit it,
+/// and which tabs are selected and previous. Built from a state (`init(_:)`), kept up
+/// to date by `committed` for the plain selects it plans; any other change to the state
+/// makes it stale, and its owner builds it again.
+public struct PlainSelectIndex {
+    /// The ids' JSON strings, quotes included, one after the other.
+    var idBytes: [UInt8] = []
+    var idRanges: [Range<Int>] = []
+    /// Per item: a plain select may commit it (an enabled tab without an animation style
+    /// whose id needs no escape).
+    var committable: [Bool] = []
+    /// Per item: it has no animation style (no deselect cue when a plain select leaves it).
+    var quiet: [Bool] = []
+    /// Indices of the selected and previous tabs: -1 for none, -2 for one whose id cannot
+    /// be written byte for byte (a plain select that would write it is not plain).
+    public private(set) var selected = -1
+    public private(set) var previous = -1
+    /// Nothing may take the plain path: a scroll hide reason is pending (or nothing is built).
+    var blocked = true
 
-    public init(k: Int, seq: UInt64, selected: String, previous: String?, reselected: Bool) {
-        self.k = k
-        self.seq = seq
-        self.selected = selected
-        self.previous = previous
-        self.reselected = reselected
-        seqDigits = Digits()
+    public init() {}
+
+    public init(_ state: BarState) {
+        let style = state.settings.animation
+        var plainID: [Bool] = []
+        for item in state.items {
+            let start = idBytes.count
+            var plain = true
+            idBytes.append(0x22)
+            for byte in item.id.utf8 {
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { plain = false }
+                idBytes.append(byte)
+            }
+            idBytes.append(0x22)
+            idRanges.append(start..<idBytes.count)
+            plainID.append(plain)
+            let isQuiet = (item.animation ?? style) == .none
+            quiet.append(isQuiet)
+            committable.append(plain && isQuiet && item.kind == .tab && item.enabled)
+        }
+        func index(_ id: String?) -> Int {
+            guard let id else { return -1 }
+            guard let k = state.index(of: id), plainID[k] else { return -2 }
+            return k
+        }
+        selected = index(state.selected)
+        previous = index(state.previous)
+        blocked = state.visibility.reasons.contains(.scroll)
     }
 
-    /// The reply line: `{"jsonrpc":"2.0","id":…,"result":{"seq":…,"selected":…,"previous":…,"reselected":…}}`.
-    public func writeReply(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, into w: inout ByteWriter) {
+    /// The plain select of the tab `fast` names in `line` at seq `seq`, or nil (the
+    /// general path): the same decision as `Reducer.planPlainSelect`, from the index.
+    @inline(__always)
+    public func plan(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, seq: UInt64) -> PlainPlan? {
+        guard !blocked else { return nil }
+        var k = fast.index
+        if let tab = fast.tab {
+            k = -1
+            let n = tab.count + 2
+            for (i, r) in idRanges.enumerated() where r.count == n {
+                if idBytes.withUnsafeBufferPointer({ memEqual($0.baseAddress! + r.lowerBound + 1, line.baseAddress! + tab.lowerBound, tab.count) }) {
+                    k = i
+                    break
+                }
+            }
+        }
+        guard k >= 0, k < committable.count, committable[k] else { return nil }
+        let reselected = k == selected
+        let newPrevious = reselected ? previous : selected
+        guard newPrevious != -2, reselected || selected < 0 || quiet[selected] else { return nil }
+        return PlainPlan(k: k, seq: seq, selected: k, previous: newPrevious, reselected: reselected)
+    }
+
+    /// `plan` was committed: the selection moved.
+    public mutating func committed(_ plan: PlainPlan) {
+        selected = plan.selected
+        previous = plan.previous
+    }
+
+    /// Item `k`'s id as a JSON string.
+    @inline(__always)
+    public func withID<R>(_ k: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        idBytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[idRanges[k]])) }
+    }
+}
+
+@inline(__always)
+func memEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    var k = 0
+    while k < n {
+        if a[k] != b[k] { return false }
+        k += 1
+    }
+    return true
+}
+
+/// A plain select, by item index: what its reply, event and journal line say, written
+/// straight from the index and the request line — the same bytes the general path's
+/// `JSON` trees produce (`FastPathTests` compare the two).
+public struct PlainPlan {
+    public var k: Int
+    public var seq: UInt64
+    /// Indices of the selected and previous tabs once committed (-1: none).
+    public var selected: Int
+    public var previous: Int
+    public var reselected: Bool
+    /// `seq` in decimal (`Digits.next` makes it from the last one's).
+    public var seqDigits = Digits()
+
+    /// The reply line.
+    public func writeReply(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, _ index: PlainSelectIndex, into w: inout ByteWriter) {
         w.put(#"{"jsonrpc":"2.0","id":"#)
         w.put(UnsafeBufferPointer(rebasing: line[fast.id]))
         w.put(#","result":{"seq":"#)
         w.put(seqDigits)
         w.put(#","selected":"#)
-        w.putString(selected)
+        index.withID(selected) { w.put($0) }
         w.put(#","previous":"#)
-        w.putOptional(previous)
+        if previous >= 0 { index.withID(previous) { w.put($0) } } else { w.put("null") }
         w.put(reselected ? #","reselected":true}}\#n"# : #","reselected":false}}\#n"#)
     }
 
     /// The event line, `tab.selected` or `tab.reselected`; returns its method.
-    public func writeEvent(source: Source, into w: inout ByteWriter) -> String {
+    public func writeEvent(source: Source, _ index: PlainSelectIndex, into w: inout ByteWriter) -> String {
         if reselected {
             w.put(#"{"jsonrpc":"2.0","method":"tab.reselected","params":{"seq":"#)
         } else {
@@ -199,16 +285,16 @@ public struct PlainSelect {
         }
         w.put(seqDigits)
         w.put(#","tab":"#)
-        w.putString(selected)
+        index.withID(selected) { w.put($0) }
         if !reselected {
             w.put(#","previous":"#)
-            w.putOptional(previous)
+            if previous >= 0 { index.withID(previous) { w.put($0) } } else { w.put("null") }
         }
         w.put(source == .user ? #","source":"user"}}\#n"# : #","source":"program"}}\#n"#)
         return reselected ? "tab.reselected" : "tab.selected"
     }
 
-    /// The journal line: `{"seq":…,"method":"tab.select","params":{…}}` with the params
+    /// The journal line, `{"seq":…,"method":"tab.select","params":{…}}`, with the params
     /// as the request spelled them (`FastSelect.writeParams`).
     public func writeJournal(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, into w: inout ByteWriter) {
         w.put(#"{"seq":"#)

@@ -256,14 +256,14 @@ public struct Reducer: Sendable {
 
     // MARK: The allocation-free select
 
-    /// The plan of `tab.select` of `ref` (no `if_seq`) when its commit is *plain*: a
-    /// selectable tab, no `animation.cue` (neither the new nor the old tab has an animation
-    /// style) and no scroll hide reason to withdraw. Then its whole outcome is the seq,
-    /// selection and previous tab it leads to — reply, event and journal line are
-    /// `PlainSelect`'s bytes, no `Outcome` is needed — and `commitPlainSelect(k)` makes it.
-    /// nil: take `reduce`. Changes nothing; `mutating` only so that a reducer kept in a
-    /// class property is used in place instead of being copied for the call.
-    public mutating func planPlainSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>) -> PlainSelect? {
+    /// The tab that the `tab.select` `fast` reads in `line` (no `if_seq`) commits, when the
+    /// commit is *plain*: a selectable tab, no `animation.cue` (neither the new nor the old
+    /// tab has an animation style) and no scroll hide reason to withdraw. Then its whole
+    /// outcome is the seq, selection and previous tab it leads to — reply, event and journal
+    /// line are `PlainPlan`'s bytes, no `Outcome` is needed — and `commitPlainSelect(k)`
+    /// makes it. nil: take `reduce`. (The server decides from a `PlainSelectIndex`; this is
+    /// the reference it is checked against, and what journal replay uses.)
+    public func plainSelectTarget(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>) -> Int? {
         var k = fast.index
         if let tab = fast.tab {
             let name = UnsafeBufferPointer(rebasing: line[tab])
@@ -274,26 +274,24 @@ public struct Reducer: Sendable {
         }
         guard state.items[k].kind == .tab, state.items[k].enabled,
               !state.visibility.reasons.contains(.scroll) else { return nil }
-        let reselected = state.selected == state.items[k].id
         if state.settings.animation != .none || state.items.contains(where: { $0.animation != nil }) {
             // Some item has an animation style: cue-free only if neither tab involved has one.
             guard (state.items[k].animation ?? state.settings.animation) == .none else { return nil }
-            if !reselected, let current = state.selected, let old = state.index(of: current),
+            if state.selected != state.items[k].id, let current = state.selected, let old = state.index(of: current),
                (state.items[old].animation ?? state.settings.animation) != .none {
                 return nil
             }
         }
-        return PlainSelect(k: k, seq: state.seq + 1, selected: state.items[k].id,
-                           previous: reselected ? state.previous : state.selected, reselected: reselected)
+        return k
     }
 
-    /// Commits tab `k` as `reduce(.select(...))` would, for a `k` from `planPlainSelect`:
-    /// the same state, seq and effects. Returns whether it was a reselect, and the effects.
-    public mutating func commitPlainSelect(_ k: Int, source: Source) -> (reselected: Bool, effects: [Effect]) {
+    /// Commits tab `k` as `reduce(.select(...))` would, for a `k` from `plainSelectTarget`:
+    /// the same state, seq and effects. Returns the effects.
+    public mutating func commitPlainSelect(_ k: Int, source: Source) -> [Effect] {
         state.seq += 1
-        let r = moveSelection(to: k, source: source)
+        let effects = moveSelection(to: k, source: source).effects
         scrollTravel = 0
-        return r
+        return effects
     }
 
     // MARK: Actions

@@ -55,12 +55,14 @@ extension Server {
     /// copied from the line. Replies, events, journal lines and state are the same bytes
     /// as the slow path's (`FastPathTests` run both).
     func handleSelect(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) {
-        if var plan = reducer.planPlainSelect(fast, line) {
+        if !plainIndexValid {
+            plainIndex = PlainSelectIndex(reducer.state)
+            plainIndexValid = true
+        }
+        if var plan = plainIndex.plan(fast, line, seq: reducer.state.seq &+ 1) {
+            assert(reducer.plainSelectTarget(fast, line) == plan.k, "the plain select index and the reducer disagree")
             plan.seqDigits = seqDigits.next(plan.seq)
-            if plainSelect(plan, fast, line, from: c) {
-                seqDigits = plan.seqDigits
-                return
-            }
+            if plainSelect(plan, fast, line, from: c) { return }
         }
         stats.requests += 1
         let staged = batch.count
@@ -71,19 +73,19 @@ extension Server {
         reply(id: id, result, to: c)
     }
 
-    /// A plain select (`Reducer.planPlainSelect`) without an `Outcome` or a `JSON` tree:
-    /// the reducer commits it, and its journal line, event and reply are written as bytes
-    /// (`PlainSelect`) — the same bytes, the same group commit and undo as the general
+    /// A plain select (`PlainSelectIndex.plan`) without an `Outcome` or a `JSON` tree: the
+    /// reducer commits it, and its journal line, event and reply are written as bytes
+    /// (`PlainPlan`) — the same bytes, the same group commit and undo as the general
     /// path. Returns false, having changed nothing, when a line would not fit the scratch
-    /// memory or an item id needs escaping; the general path then handles the request.
-    func plainSelect(_ plain: PlainSelect, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) -> Bool {
+    /// memory; the general path then handles the request.
+    func plainSelect(_ plan: PlainPlan, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) -> Bool {
         let half = Server.scratchSize / 2
         let stagedBefore = store.stagedBytes
-        guard store.stage(upTo: half, { plain.writeJournal(fast, line, into: &$0) }) else { return false }
+        guard store.stage(upTo: half, { plan.writeJournal(fast, line, into: &$0) }) else { return false }
         var reply = ByteWriter(base: scratch, capacity: half)
-        plain.writeReply(fast, line, into: &reply)
+        plan.writeReply(fast, line, plainIndex, into: &reply)
         var event = ByteWriter(base: scratch + half, capacity: Server.scratchSize - half)
-        let method = subscribers.isEmpty ? "" : plain.writeEvent(source: fast.source, into: &event)
+        let method = subscribers.isEmpty ? "" : plan.writeEvent(source: fast.source, plainIndex, into: &event)
         guard !reply.failed, !event.failed else {
             store.unstageLast(to: stagedBefore)
             return false
@@ -91,7 +93,11 @@ extension Server {
         stats.requests += 1
         stats.plainSelects += 1
         batch.join(state: reducer.state, requester: c)
-        let effects = reducer.commitPlainSelect(plain.k, source: fast.source).effects
+        let effects = reducer.commitPlainSelect(plan.k, source: fast.source)
+        // The commit changed the reducer (which makes the index stale): it moved only the selection.
+        plainIndex.committed(plan)
+        plainIndexValid = true
+        seqDigits = plan.seqDigits
         batch.stage(rawID: UnsafeBufferPointer(rebasing: line[fast.id]), from: c)
         if !effects.isEmpty { batch.effects.append(contentsOf: effects) }
         stats.events += 1

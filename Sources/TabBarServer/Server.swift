@@ -10,7 +10,10 @@ public final class Server {
     public static let version = "0.1.0"
 
     let config: ServerConfig
-    var reducer: Reducer
+    var reducer: Reducer {
+        // Any change makes the plain select index stale (the plain path re-validates it).
+        didSet { plainIndexValid = false }
+    }
     let store: StateStore
     let audio: AudioService
     let epfd: Int32
@@ -34,6 +37,11 @@ public final class Server {
     static let scratchSize = 8192
     /// The last seq the plain select path wrote, in decimal (the next is counted up from it).
     var seqDigits = Digits(0)
+    /// What the plain select path knows of the bar (`PlainSelectIndex`); stale as soon as
+    /// anything changes the reducer — every change but a plain select goes through it —
+    /// and built again at the next plain select.
+    var plainIndex = PlainSelectIndex()
+    var plainIndexValid = false
 
     deinit { scratch.deallocate() }
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).

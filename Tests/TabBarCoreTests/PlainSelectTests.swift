@@ -71,4 +71,53 @@ import Testing
         #expect(fast.reducer.state == slow.reducer.state)
         #expect(fast.reducer.state.seq == 13 && fast.reducer.state.selected == "nearby")
     }
+
+    /// On random bars the index plans exactly the selects the reducer calls plain, except
+    /// those that would have to write an id needing an escape; and committing the plan
+    /// keeps the index equal to one built afresh.
+    @Test func theIndexAgreesWithTheReducerOnRandomBars() {
+        var rng = SystemRandomNumberGenerator()
+        let ids = ["home", "chat", "q\"uote", "me", "b\\s", "nearby", "é"]
+        var planned = 0
+        for _ in 0..<6000 {
+            let n = Int.random(in: 1...5, using: &rng)
+            let items = ids.shuffled(using: &rng).prefix(n).map { id in
+                Item(id: id, kind: Int.random(in: 0..<5, using: &rng) == 0 ? .action : .tab,
+                     enabled: Int.random(in: 0..<6, using: &rng) != 0,
+                     animation: Int.random(in: 0..<4, using: &rng) == 0 ? AnimationStyle.allCases.randomElement(using: &rng) : nil)
+            }
+            var state = BarState(seq: UInt64.random(in: 0...1000, using: &rng), items: items,
+                                 selected: items.randomElement(using: &rng)?.id, previous: Bool.random(using: &rng) ? items.randomElement(using: &rng)?.id : nil)
+            if Int.random(in: 0..<4, using: &rng) == 0 { state.settings.animation = AnimationStyle.allCases.randomElement(using: &rng)! }
+            if Int.random(in: 0..<6, using: &rng) == 0 { state.visibility.reasons = [.scroll] }
+            let reducer = Reducer(state: state)
+            var index = PlainSelectIndex(state)
+            let target = Int.random(in: -1...n, using: &rng)
+            let line: String = Bool.random(using: &rng) || target < 0 || target >= n
+                ? #"{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{"index":\#(target)}}"#
+                : #"{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{"tab":"\#(items[target].id)"}}"#
+            let bytes: [UInt8] = Array(line.utf8)
+            bytes.withUnsafeBufferPointer { (b: UnsafeBufferPointer<UInt8>) -> Void in
+                guard let fast = FastSelect.scan(b, maxIDLength: 64) else { return }  // escapes, non-ASCII: no fast path
+                let reference = reducer.plainSelectTarget(fast, b)
+                guard let plan = index.plan(fast, b, seq: state.seq + 1) else {
+                    if let k = reference {
+                        let newPrevious: String? = state.selected == items[k].id ? state.previous : state.selected
+                        let written: [String] = [items[k].id] + (newPrevious.map { [$0] } ?? [])
+                        #expect(written.contains { $0.contains("\"") || $0.contains("\\") },
+                                "the index refused a plain select of \(items[k].id) in \(state)")
+                    }
+                    return
+                }
+                planned += 1
+                #expect(reference == plan.k, "the index planned \(plan.k), the reducer \(String(describing: reference)) in \(state)")
+                var next = reducer
+                _ = next.commitPlainSelect(plan.k, source: fast.source)
+                index.committed(plan)
+                let fresh = PlainSelectIndex(next.state)
+                #expect(index.selected == fresh.selected && index.previous == fresh.previous)
+            }
+        }
+        #expect(planned > 300, "only \(planned) plain selects planned")
+    }
 }

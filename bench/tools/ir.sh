@@ -16,7 +16,7 @@ pid=$!
 trap 'rm -rf "$d"' EXIT
 for _ in $(seq 600); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
 sleep 1
-out=$("$here/.build/release/tabbard-bench" --load "$d/s.sock" --seconds "$secs")
+out=$("$here/.build/release/tabbard-bench" --load "$d/s.sock" --seconds "$secs" --clients "${CLIENTS:-1}")
 sent=$(echo "$out" | sed -n 's/.*(\([0-9]*\) sent).*/\1/p')
 kill -TERM $pid; wait $pid || true
 total=$(callgrind_annotate "$d/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}')
