@@ -205,9 +205,11 @@ public struct PlainSelectIndex {
     }
 
     /// The plain select of the tab `fast` names in `line` at seq `seq`, or nil (the
-    /// general path): the same decision as `Reducer.planPlainSelect`, from the index.
+    /// general path): the same decision as `Reducer.plainSelectTarget`, from the index.
+    /// (This and the writers change nothing; `mutating` only so that an index kept in a
+    /// class property is used in place instead of being copied for the call.)
     @inline(__always)
-    public func plan(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, seq: UInt64) -> PlainPlan? {
+    public mutating func plan(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, seq: UInt64) -> PlainPlan? {
         guard !blocked else { return nil }
         var k = fast.index
         if let tab = fast.tab {
@@ -233,10 +235,48 @@ public struct PlainSelectIndex {
         previous = plan.previous
     }
 
-    /// Item `k`'s id as a JSON string.
+    /// Writes item `k`'s id as a JSON string.
     @inline(__always)
-    public func withID<R>(_ k: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        idBytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[idRanges[k]])) }
+    func putID(_ k: Int, into w: inout ByteWriter) {
+        let r = idRanges[k]
+        idBytes.withUnsafeBufferPointer { w.put(UnsafeBufferPointer(rebasing: $0[r])) }
+    }
+
+    /// Writes `k`'s id, or `null` for -1.
+    @inline(__always)
+    func putOptionalID(_ k: Int, into w: inout ByteWriter) {
+        if k >= 0 { putID(k, into: &w) } else { w.put("null") }
+    }
+
+    /// The reply line of `plan`.
+    public mutating func writeReply(_ plan: PlainPlan, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, into w: inout ByteWriter) {
+        w.put(#"{"jsonrpc":"2.0","id":"#)
+        w.put(UnsafeBufferPointer(rebasing: line[fast.id]))
+        w.put(#","result":{"seq":"#)
+        w.put(plan.seqDigits)
+        w.put(#","selected":"#)
+        putID(plan.selected, into: &w)
+        w.put(#","previous":"#)
+        putOptionalID(plan.previous, into: &w)
+        w.put(plan.reselected ? #","reselected":true}}\#n"# : #","reselected":false}}\#n"#)
+    }
+
+    /// The event line of `plan`, `tab.selected` or `tab.reselected`; returns its method.
+    public mutating func writeEvent(_ plan: PlainPlan, source: Source, into w: inout ByteWriter) -> String {
+        if plan.reselected {
+            w.put(#"{"jsonrpc":"2.0","method":"tab.reselected","params":{"seq":"#)
+        } else {
+            w.put(#"{"jsonrpc":"2.0","method":"tab.selected","params":{"seq":"#)
+        }
+        w.put(plan.seqDigits)
+        w.put(#","tab":"#)
+        putID(plan.selected, into: &w)
+        if !plan.reselected {
+            w.put(#","previous":"#)
+            putOptionalID(plan.previous, into: &w)
+        }
+        w.put(source == .user ? #","source":"user"}}\#n"# : #","source":"program"}}\#n"#)
+        return plan.reselected ? "tab.reselected" : "tab.selected"
     }
 }
 
@@ -262,37 +302,6 @@ public struct PlainPlan {
     public var reselected: Bool
     /// `seq` in decimal (`Digits.next` makes it from the last one's).
     public var seqDigits = Digits()
-
-    /// The reply line.
-    public func writeReply(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, _ index: PlainSelectIndex, into w: inout ByteWriter) {
-        w.put(#"{"jsonrpc":"2.0","id":"#)
-        w.put(UnsafeBufferPointer(rebasing: line[fast.id]))
-        w.put(#","result":{"seq":"#)
-        w.put(seqDigits)
-        w.put(#","selected":"#)
-        index.withID(selected) { w.put($0) }
-        w.put(#","previous":"#)
-        if previous >= 0 { index.withID(previous) { w.put($0) } } else { w.put("null") }
-        w.put(reselected ? #","reselected":true}}\#n"# : #","reselected":false}}\#n"#)
-    }
-
-    /// The event line, `tab.selected` or `tab.reselected`; returns its method.
-    public func writeEvent(source: Source, _ index: PlainSelectIndex, into w: inout ByteWriter) -> String {
-        if reselected {
-            w.put(#"{"jsonrpc":"2.0","method":"tab.reselected","params":{"seq":"#)
-        } else {
-            w.put(#"{"jsonrpc":"2.0","method":"tab.selected","params":{"seq":"#)
-        }
-        w.put(seqDigits)
-        w.put(#","tab":"#)
-        index.withID(selected) { w.put($0) }
-        if !reselected {
-            w.put(#","previous":"#)
-            if previous >= 0 { index.withID(previous) { w.put($0) } } else { w.put("null") }
-        }
-        w.put(source == .user ? #","source":"user"}}\#n"# : #","source":"program"}}\#n"#)
-        return reselected ? "tab.reselected" : "tab.selected"
-    }
 
     /// The journal line, `{"seq":…,"method":"tab.select","params":{…}}`, with the params
     /// as the request spelled them (`FastSelect.writeParams`).

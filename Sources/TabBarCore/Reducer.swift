@@ -244,14 +244,20 @@ public struct Reducer: Sendable {
     /// becomes selected (its predecessor `previous`) unless it already was (a reselect).
     /// Returns whether it was a reselect, and the sound a user's commit plays.
     mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: [Effect]) {
-        state.activeAction = nil
         let reselected = state.selected == state.items[k].id
+        return (reselected, moveSelection(to: k, source: source, reselected: reselected))
+    }
+
+    /// `moveSelection` when the caller knows whether `k` is the selected tab.
+    @inline(__always)
+    mutating func moveSelection(to k: Int, source: Source, reselected: Bool) -> [Effect] {
+        if state.activeAction != nil { state.activeAction = nil }
         if !reselected {
             state.previous = state.selected
             state.selected = state.items[k].id
         }
-        guard source == .user else { return (reselected, []) }
-        return (reselected, sound(reselected ? .reselect : .select, item: state.items[k]))
+        guard source == .user else { return [] }
+        return sound(reselected ? .reselect : .select, item: state.items[k])
     }
 
     // MARK: The allocation-free select
@@ -288,10 +294,15 @@ public struct Reducer: Sendable {
     /// Commits tab `k` as `reduce(.select(...))` would, for a `k` from `plainSelectTarget`:
     /// the same state, seq and effects. Returns the effects.
     public mutating func commitPlainSelect(_ k: Int, source: Source) -> [Effect] {
+        commitPlainSelect(k, source: source, reselected: state.selected == state.items[k].id)
+    }
+
+    /// `commitPlainSelect` when the caller knows whether `k` is the selected tab.
+    @inline(__always)
+    public mutating func commitPlainSelect(_ k: Int, source: Source, reselected: Bool) -> [Effect] {
         state.seq += 1
-        let effects = moveSelection(to: k, source: source).effects
         scrollTravel = 0
-        return effects
+        return moveSelection(to: k, source: source, reselected: reselected)
     }
 
     // MARK: Actions

@@ -83,9 +83,9 @@ extension Server {
         let stagedBefore = store.stagedBytes
         guard store.stage(upTo: half, { plan.writeJournal(fast, line, into: &$0) }) else { return false }
         var reply = ByteWriter(base: scratch, capacity: half)
-        plan.writeReply(fast, line, plainIndex, into: &reply)
+        plainIndex.writeReply(plan, fast, line, into: &reply)
         var event = ByteWriter(base: scratch + half, capacity: Server.scratchSize - half)
-        let method = subscribers.isEmpty ? "" : plan.writeEvent(source: fast.source, plainIndex, into: &event)
+        let method = subscribers.isEmpty ? "" : plainIndex.writeEvent(plan, source: fast.source, into: &event)
         guard !reply.failed, !event.failed else {
             store.unstageLast(to: stagedBefore)
             return false
@@ -93,7 +93,7 @@ extension Server {
         stats.requests += 1
         stats.plainSelects += 1
         batch.join(state: reducer.state, requester: c)
-        let effects = reducer.commitPlainSelect(plan.k, source: fast.source)
+        let effects = reducer.commitPlainSelect(plan.k, source: fast.source, reselected: plan.reselected)
         // The commit changed the reducer (which makes the index stale): it moved only the selection.
         plainIndex.committed(plan)
         plainIndexValid = true
