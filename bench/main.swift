@@ -265,6 +265,13 @@ do {
     // MARK: servers for the state path
     let floor = try startServer([floorPath, "\(tmp)/floor.sock"], socket: "\(tmp)/floor.sock", log: "\(tmp)/floor.log")
     children.append(floor)
+    // The floor that also journals each tab.select (one write per loop turn, before the
+    // replies): the reference for throughput with durable state. Its file sits next to
+    // tabbard's, on the same file system.
+    _ = mkdir("\(tmp)/state-floor", 0o700)
+    let floorJournal = try startServer([floorPath, "--journal", "\(tmp)/state-floor/journal", "\(tmp)/floorj.sock"],
+                                       socket: "\(tmp)/floorj.sock", log: "\(tmp)/floorj.log")
+    children.append(floorJournal)
     let daemon = try startServer(daemonArgv(socket: "\(tmp)/null.sock", state: "\(tmp)/state-null/state.json",
                                             audio: ["--audio", "null"], config: "\(tmp)/null.json"),
                                  socket: "\(tmp)/null.sock", log: "\(tmp)/null.log")
@@ -310,11 +317,12 @@ do {
         pinThread(cpu: p.cpu)
         var byClients: [Int: [String: Double]] = [:]
         var pj: [JSON.Member] = []
+        let pipeTargets = targets + [(name: "floor+journal", socket: "\(tmp)/floorj.sock")]
         for n in [1, 8] {
             progress("pipelined \(p.name): \(n) client(s) × 64 in flight, \(pipeRounds) alternating rounds of \(pipeSeconds) s")
             var rates: [String: [Double]] = [:]
             for r in 0..<pipeRounds {
-                for t in roundOrder(r) {
+                for t in (r % 2 == 0 ? pipeTargets : pipeTargets.reversed()) {
                     let (rate, total) = try pipelined(socket: t.socket, clients: n, window: 64, seconds: pipeSeconds, warmupSeconds: 0.2)
                     rates[t.name, default: []].append(rate)
                     if t.name == "tabbard" { tabbardRequests += total }
@@ -324,7 +332,9 @@ do {
             byClients[n] = per
             pj.append(JSON.Member("clients_\(n)", .obj([
                 "tabbard_per_s": .int(Int(per["tabbard"]!)), "floor_per_s": .int(Int(per["floor"]!)),
+                "floor_journal_per_s": .int(Int(per["floor+journal"]!)),
                 "tabbard_rounds": .array(rates["tabbard"]!.map { .int(Int($0)) }), "floor_rounds": .array(rates["floor"]!.map { .int(Int($0)) }),
+                "floor_journal_rounds": .array(rates["floor+journal"]!.map { .int(Int($0)) }),
             ])))
         }
         pipe[p.name] = byClients
@@ -472,9 +482,10 @@ do {
         rows.append(Row(metric: "round trip max" + tag, tabbard: fmtUs(t.max), reference: fmtUs(f.max) + " floor",
                         ratio: ratio(t.max, f.max), target: "", verdict: ""))
         for n in [1, 8] {
-            let tr = pipe[p.name]![n]!["tabbard"]!, fr = pipe[p.name]![n]!["floor"]!
+            let tr = pipe[p.name]![n]!["tabbard"]!, fr = pipe[p.name]![n]!["floor"]!, jr = pipe[p.name]![n]!["floor+journal"]!
             rows.append(Row(metric: "pipelined, \(n) client\(n > 1 ? "s" : "") × 64" + tag, tabbard: fmtRate(tr),
-                            reference: fmtRate(fr) + " floor", ratio: String(format1: 100 * tr / fr, digits: 0) + "%",
+                            reference: fmtRate(fr) + " floor, " + fmtRate(jr) + " floor+journal",
+                            ratio: String(format1: 100 * tr / fr, digits: 0) + "% / " + String(format1: 100 * tr / jr, digits: 0) + "%",
                             target: "≥ 50% floor", verdict: verdict(tr >= 0.5 * fr)))
         }
         for n in [100, 1000] {

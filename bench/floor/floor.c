@@ -8,7 +8,13 @@
  * write per connection per turn (like a well-behaved daemon). No JSON, no
  * state, no journal: what is left is the kernel's Unix socket.
  *
- * usage: floor SOCKET_PATH        (prints nothing; answers a hello line on connect)
+ * With --journal FILE it also does the least a server that keeps its state
+ * durably must do: every tab.select line is appended to FILE, one write() per
+ * loop turn before any reply of that turn is sent (group commit), and the file
+ * is emptied at 4 MiB (what a compaction does, without a snapshot). That is the
+ * reference for tabbard's pipelined throughput with its journal.
+ *
+ * usage: floor [--journal FILE] SOCKET_PATH   (prints nothing; answers a hello line on connect)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -75,6 +81,29 @@ static void drop(int ep, struct conn *c) {
     free(c);
 }
 
+static int journal_fd = -1;
+static char *jbuf;
+static size_t jlen, jcap;
+static off_t joff;
+
+static void journal(const char *p, size_t n) {
+    if (jlen + n + 1 > jcap) {
+        jcap = jcap ? jcap * 2 : 65536;
+        while (jcap < jlen + n + 1) jcap *= 2;
+        jbuf = realloc(jbuf, jcap);
+    }
+    memcpy(jbuf + jlen, p, n);
+    jbuf[jlen + n] = '\n';
+    jlen += n + 1;
+}
+
+static void journal_commit(void) {
+    if (journal_fd < 0 || jlen == 0) return;
+    if (write(journal_fd, jbuf, jlen) == (ssize_t)jlen) joff += (off_t)jlen;
+    jlen = 0;
+    if (joff > 4 << 20) { if (ftruncate(journal_fd, 0) == 0) {} lseek(journal_fd, 0, SEEK_SET); joff = 0; }
+}
+
 static void line(struct conn *c, const char *p, size_t n) {
     if (n == 0) return;
     if (memmem(p, n, "\"subscribe\"", 11)) {
@@ -83,12 +112,20 @@ static void line(struct conn *c, const char *p, size_t n) {
         return;
     }
     queue(c, REPLY, sizeof REPLY - 1);
-    if (memmem(p, n, "tab.select", 10))
+    if (memmem(p, n, "tab.select", 10)) {
+        if (journal_fd >= 0) journal(p, n);
         for (int i = 0; i < nsubs; i++) queue(conns[subs[i]], EVENT, sizeof EVENT - 1);
+    }
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) { fprintf(stderr, "usage: floor SOCKET_PATH\n"); return 2; }
+    if (argc == 4 && strcmp(argv[1], "--journal") == 0) {
+        journal_fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+        if (journal_fd < 0) { perror("floor: journal"); return 1; }
+        argv += 2;
+        argc -= 2;
+    }
+    if (argc != 2) { fprintf(stderr, "usage: floor [--journal FILE] SOCKET_PATH\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
     int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -149,6 +186,7 @@ int main(int argc, char **argv) {
                 c->plen += m;
             }
         }
+        journal_commit();  /* the turn's changes are in the file before any reply leaves */
         /* One write per connection per turn. */
         for (int i = 0; i < ndirty; i++) {
             struct conn *c = conns[dirty[i]];
