@@ -98,7 +98,7 @@ extension Server {
         plainIndex.committed(plan)
         plainIndexValid = true
         seqDigits = plan.seqDigits
-        batch.stage(rawID: UnsafeBufferPointer(rebasing: line[fast.id]), from: c)
+        batch.staged(from: c)
         if !effects.isEmpty { batch.effects.append(contentsOf: effects) }
         stats.events += 1
         if !subscribers.isEmpty { publish(method, line: event.bytes) }
@@ -188,7 +188,7 @@ extension Server {
                 let entry = outcome.journal ?? JournalEntry(method, params)
                 store.stage(seq: reducer.state.seq, method: entry.method, params: entry.params)
             }
-            batch.stage(id: id, from: c)
+            batch.staged(from: c)
             batch.effects.append(contentsOf: outcome.effects)
             for e in outcome.events { broadcast(e) }
             if c == nil && !commitBatch() {
@@ -234,15 +234,17 @@ extension Server {
             try store.commit()
         } catch {
             reducer.state = batch.stateBefore
-            for (conn, count) in batch.marks {
-                if conn.out.count >= count { conn.out.removeSubrange(count...) } else { conn.owesResync = true }
-            }
             Log.error("Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
             let refused = storageFailed("\(error)")
-            for (c, id) in batch.requests() {
-                stats.errors += 1
-                if let id { Wire.error(id: id, refused, into: &c.out) }
+            // What a queue holds past its mark is the group's: the replies to its changes
+            // (in order) and its events. Each reply becomes the refusal of its request.
+            for (conn, mark) in batch.marks {
+                guard conn.out.count >= mark else { conn.owesResync = true; continue }
+                let ids = Batch.replyIDs(conn.out[mark...])
+                conn.out.removeSubrange(mark...)
+                for id in ids { Wire.error(id: id, refused, into: &conn.out) }
             }
+            stats.errors += batch.clientChanges
             batch.close()
             return false
         }
@@ -289,25 +291,9 @@ struct Batch {
     private(set) var stateBefore = BarState.defaultBar
     var effects: [Effect] = []
     private(set) var marks: [(Connection, Int)] = []
-    /// One per staged change: who asked for it and its request id, for its refusal if the
-    /// write fails. Plain values (no references): dropping them after a write costs nothing.
-    private var entries: [Entry] = []
-    /// Ids that came as `JSON` values (the general path).
-    private var jsonIDs: [JSON] = []
-    /// Id tokens as their lines spelled them (the plain select path).
-    private var idBytes: [UInt8] = []
-
-    struct Entry {
-        /// Index in `marks` of the requester; -1: a timer.
-        var requester: Int32
-        /// -1: no id (a notification); else `jsonIDs[a]` when `raw` is false, `idBytes[a..<b]` when true.
-        var a: Int32
-        var b: Int32
-        var raw: Bool
-    }
-
-    /// The number of changes staged.
-    var count: Int { entries.count }
+    /// Changes staged, and those of them a client asked for (the rest are timers').
+    private(set) var count = 0
+    private(set) var clientChanges = 0
 
     /// Opens the group with the state before its first change if it is not open, and
     /// marks `c`'s queue: a change is about to be staged for it.
@@ -343,42 +329,27 @@ struct Batch {
         marks[c.batchMark].1 = min(position, c.out.count)
     }
 
-    /// Records a change staged for `c` (marked by `join`; nil: a timer) with request id `id`.
-    mutating func stage(id: JSON?, from c: Connection?) {
-        var e = Entry(requester: c.map { Int32($0.batchMark) } ?? -1, a: -1, b: -1, raw: false)
-        if let id {
-            e.a = Int32(jsonIDs.count)
-            jsonIDs.append(id)
-        }
-        entries.append(e)
-    }
-
-    /// Records the id of a change staged by the plain select path: its token in the line,
-    /// copied, not parsed (`refusals` parses it only if the change has to be refused).
+    /// Counts a change staged for `c` (marked by `join`; nil: a timer).
     @inline(__always)
-    mutating func stage(rawID token: UnsafeBufferPointer<UInt8>, from c: Connection) {
-        let start = idBytes.count
-        idBytes.append(contentsOf: token)
-        entries.append(Entry(requester: Int32(c.batchMark), a: Int32(start), b: Int32(idBytes.count), raw: true))
+    mutating func staged(from c: Connection?) {
+        count += 1
+        if c != nil { clientChanges += 1 }
     }
 
-    /// Each staged change that a client asked for, in order: the client and the request id
-    /// (nil for a notification).
-    func requests() -> [(Connection, JSON?)] {
-        entries.compactMap { e in
-            guard e.requester >= 0 else { return nil }
-            let c = marks[Int(e.requester)].0
-            guard e.a >= 0 else { return (c, nil) }
-            // A raw id is a JSON number or plain string token: it parses.
-            return (c, e.raw ? (try? JSON.parse(idBytes[Int(e.a)..<Int(e.b)])) ?? .null : jsonIDs[Int(e.a)])
+    /// The ids of the replies among queued lines. Past a mark these are the replies to
+    /// the group's changes: whatever does not stage a change commits the group before
+    /// it answers (`Server.handle`, `execute`, `applyStateCommand`).
+    static func replyIDs(_ queued: ArraySlice<UInt8>) -> [JSON] {
+        queued.split(separator: 0x0A).compactMap { line in
+            guard Connection.isReply(line), let reply = try? JSON.parse(line) else { return nil }
+            return reply["id"]
         }
     }
 
     mutating func close() {
         open = false
-        entries.removeAll(keepingCapacity: true)
-        if !jsonIDs.isEmpty { jsonIDs.removeAll(keepingCapacity: true) }
-        idBytes.removeAll(keepingCapacity: true)
+        count = 0
+        clientChanges = 0
         effects.removeAll(keepingCapacity: true)
         marks.removeAll(keepingCapacity: true)
     }
