@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Where a server's time per request goes: starts SERVER pinned to CPU 0, drives
+# pipelined tab.select load (64 in flight per client) from CLIENT_CPU for 2 s, and
+# prints the rate and the server's user and system CPU time per request (utime and
+# stime of /proc/PID/stat, all its threads).
+# usage: bench/tools/cpu.sh floor|floor+journal|TABBARD_BINARY [CLIENT_CPU] [CLIENTS]
+#        STATE_DIR=/dev/shm/x bench/tools/cpu.sh …   puts tabbard's state elsewhere (tmpfs: no fsync)
+set -euo pipefail
+kind=$1; ccpu=${2:-0}; clients=${3:-1}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+d=$(mktemp -d /tmp/tabbard-cpu.XXXXXX)
+state=${STATE_DIR:-$d/st}
+mkdir -p "$state"
+echo '{"max_clients":4096}' > "$d/c.json"
+case $kind in
+  floor) taskset -c 0 "$here/.build/bench/floor" "$d/s.sock" & ;;
+  floor+journal) taskset -c 0 "$here/.build/bench/floor" --journal "$state/journal" "$d/s.sock" & ;;
+  *) taskset -c 0 "$kind" --socket "$d/s.sock" --state "$state/state.json" --sounds "$here/Sounds" \
+       --config "$d/c.json" --audio null --log-level warning >"$d/log" 2>&1 & ;;
+esac
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -rf "$d"; if [ -n "${STATE_DIR:-}" ]; then rm -rf "$STATE_DIR"; fi' EXIT
+for _ in $(seq 100); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
+sleep 0.3
+tick=$(getconf CLK_TCK)
+read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
+out=$(taskset -c "$ccpu" "$here/.build/release/tabbard-bench" --load "$d/s.sock" --seconds 2 --clients "$clients")
+read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$pid/stat")
+sent=$(echo "$out" | sed -n 's/.*(\([0-9]*\) sent).*/\1/p')
+ns() { echo $(( ($1) * 1000000000 / tick / sent )); }
+echo "$kind, client CPU $ccpu × $clients: $out; server per request: user $(ns "$u1 - $u0") ns, system $(ns "$s1 - $s0") ns"
