@@ -165,7 +165,7 @@ public enum ProtocolFuzz {
                 // Time passes between lines (0…490 ms, by the line's length); due timers fire first, as in the loop.
                 world.now += Int64(bytes.count % 50) * 10
                 try fireDueTimers(&world)
-                try bytes.withUnsafeBufferPointer { try checkFastPath($0) }
+                try bytes.withUnsafeBufferPointer { try checkFastPath($0, world) }
                 let decoded = bytes.withUnsafeBufferPointer { Envelope.decode($0) }
                 switch decoded {
                 case .failure(let rejection):
@@ -208,7 +208,7 @@ public enum ProtocolFuzz {
 
     /// The server's byte-level `tab.select` path must agree with the slow path on every
     /// line it accepts: the same id, the same command, the same params for the journal.
-    static func checkFastPath(_ line: UnsafeBufferPointer<UInt8>) throws {
+    static func checkFastPath(_ line: UnsafeBufferPointer<UInt8>, _ world: World) throws {
         guard let fast = FastSelect.scan(line, maxIDLength: limits.maxIDLength) else { return }
         let text = String(decoding: line, as: UTF8.self)
         guard case .success(let request) = Envelope.decode(line), let id = request.id else {
@@ -225,6 +225,55 @@ public enum ProtocolFuzz {
         fast.writeParams(line, into: &written)
         if written != (request.params ?? .obj([:])).encoded() {
             throw Violation("fast path journals params \(String(decoding: written, as: UTF8.self)), slow path \((request.params ?? .null).text): \(text)")
+        }
+        try checkPlainPath(line, fast, request, world)
+    }
+
+    /// A plain select (the server's `PlainSelectIndex` path) must do what the reducer does
+    /// with the same request: the same tab, state and sounds, and the same reply, event
+    /// and journal bytes as the general path writes from the `Outcome`.
+    static func checkPlainPath(_ line: UnsafeBufferPointer<UInt8>, _ fast: FastSelect, _ request: Request, _ world: World) throws {
+        let text = String(decoding: line, as: UTF8.self)
+        var index = PlainSelectIndex(world.reducer.state)
+        let reference = world.reducer.plainSelectTarget(fast, line)
+        guard var plan = index.plan(fast, line, seq: world.reducer.state.seq + 1) else { return }
+        guard reference == plan.k else {
+            throw Violation("the plain select index picks item \(plan.k), the reducer \(reference.map(String.init) ?? "the general path"): \(text)")
+        }
+        plan.seqDigits = Digits(plan.seq)
+        var general = world.reducer
+        let outcome = general.reduce(fast.command(line), at: world.now)
+        var plain = world.reducer
+        let effects = plain.commitPlainSelect(plan.k, source: fast.source, reselected: plan.reselected)
+        guard plain.state == general.state, effects == outcome.effects, outcome.events.count == 1,
+              case .success(let value) = outcome.reply, let id = request.id else {
+            throw Violation("a plain select commits otherwise than the reducer (\(outcome.events.count) events): \(text)")
+        }
+        var expected: [UInt8] = [], got = [UInt8](repeating: 0, count: 1 << 17)
+        func written(_ body: (inout ByteWriter) -> Void) -> [UInt8] {
+            got.withUnsafeMutableBufferPointer { buf in
+                var w = ByteWriter(base: buf.baseAddress!, capacity: buf.count)
+                body(&w)
+                return w.failed ? [] : Array(w.bytes)
+            }
+        }
+        Wire.result(id: id, value, into: &expected)
+        let reply = written { index.writeReply(plan, fast, line, into: &$0) }
+        guard reply == expected else {
+            throw Violation("plain reply \(String(decoding: reply, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
+        }
+        expected = Wire.notification(outcome.events[0].method, outcome.events[0].params)
+        var method = ""
+        let event = written { method = index.writeEvent(plan, source: fast.source, into: &$0) }
+        guard event == expected, method == outcome.events[0].method else {
+            throw Violation("plain event \(String(decoding: event, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
+        }
+        expected = []
+        let entry = outcome.journal ?? JournalEntry(request.method, request.params)
+        Persistence.journalLine(seq: general.state.seq, method: entry.method, params: entry.params, into: &expected)
+        let journal = written { plan.writeJournal(fast, line, into: &$0) }
+        guard journal == expected else {
+            throw Violation("plain journal line \(String(decoding: journal, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
         }
     }
 
