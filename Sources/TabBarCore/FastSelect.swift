@@ -72,22 +72,13 @@ public struct FastSelect: Equatable, Sendable {
 
     /// Appends the params object exactly as `JSON.write` writes the parsed params.
     public func writeParams(_ line: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
-        if paramsCompact {
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[params]))
-            return
+        // Written without white space, the params are at most as long as in the line.
+        let bytes = [UInt8](unsafeUninitializedCapacity: params.count) { buf, n in
+            var w = ByteWriter(base: buf.baseAddress!, capacity: buf.count)
+            writeParams(line, into: &w)
+            n = w.count
         }
-        out.append(UInt8(ascii: "{"))
-        for k in 0..<memberCount {
-            if k > 0 { out.append(UInt8(ascii: ",")) }
-            let m = member(k)
-            switch m.key {
-            case .tab: out.append(contentsOf: #""tab":"#.utf8)
-            case .index: out.append(contentsOf: #""index":"#.utf8)
-            case .source: out.append(contentsOf: #""source":"#.utf8)
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[m.value]))
-        }
-        out.append(UInt8(ascii: "}"))
+        out.append(contentsOf: bytes)
     }
 
     /// `writeParams` into a `ByteWriter`: the line's own bytes when they are compact.

@@ -14,25 +14,12 @@ import TabBarCore
         var fds: [Int32] = []
 
         init() throws {
-            var t = Array("/tmp/tabbard-fastpath.XXXXXX".utf8CString)
-            let dir = t.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-            self.dir = dir
-            func server(_ name: String) throws -> Server {
-                var cfg = ServerConfig(socketPath: "\(dir)/\(name).sock", statePath: "\(dir)/\(name)/state.json", soundDirs: [])
-                cfg.audio = .null
-                cfg.compactEvery = 1 << 30
-                return try Server(config: cfg)
-            }
-            fast = try server("fast")
-            slow = try server("slow")
+            dir = Rigs.tempDir("tabbard-fastpath")
+            fast = try Rigs.server(in: dir, name: "fast")
+            slow = try Rigs.server(in: dir, name: "slow")
             slow.fastPath = false
-            var conns: [Connection] = []
-            for k in 0..<4 {
-                var sv: [Int32] = [0, 0]
-                socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sv)
-                fds += sv
-                conns.append(Connection(fd: sv[0], id: UInt64(k + 1), maxLine: 65536))
-            }
+            let conns: [Connection]
+            (conns, fds) = Rigs.connections(4)
             (fc, sc, fsub, ssub) = (conns[0], conns[1], conns[2], conns[3])
             for (s, sub) in [(fast, fsub), (slow, ssub)] {
                 sub.subscribed = true

@@ -14,19 +14,10 @@ import TabBarCore
         var fds: [Int32] = []
 
         init() throws {
-            var t = Array("/tmp/tabbard-turn.XXXXXX".utf8CString)
-            dir = t.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-            var cfg = ServerConfig(socketPath: "\(dir)/s.sock", statePath: "\(dir)/st/state.json", soundDirs: [])
-            cfg.audio = .null
-            cfg.compactEvery = 1 << 30
-            server = try Server(config: cfg)
-            var conns: [Connection] = []
-            for k in 0..<3 {
-                var sv: [Int32] = [0, 0]
-                socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sv)
-                fds += sv
-                conns.append(Connection(fd: sv[0], id: UInt64(k + 1), maxLine: 65536))
-            }
+            dir = Rigs.tempDir("tabbard-turn")
+            server = try Rigs.server(in: dir)
+            let conns: [Connection]
+            (conns, fds) = Rigs.connections(3)
             (a, b, sub) = (conns[0], conns[1], conns[2])
             sub.subscribed = true
             server.subscribers.append(sub)
