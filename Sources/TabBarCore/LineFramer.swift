@@ -66,11 +66,20 @@ public struct LineFramer: Sendable {
             let p = UnsafeRawPointer(base)
             let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
             let newlines: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
-            while n - k >= 8 {
+            while n &- k >= 16 {
+                let x = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self)) ^ newlines
+                let y = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k &+ 8, as: UInt64.self)) ^ newlines
+                let zx = (x &- ones) & ~x & highs, zy = (y &- ones) & ~y & highs
+                if zx | zy != 0 {
+                    return zx != 0 ? k &+ zx.trailingZeroBitCount / 8 : k &+ 8 &+ zy.trailingZeroBitCount / 8
+                }
+                k &+= 16
+            }
+            if n &- k >= 8 {
                 let x = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: k, as: UInt64.self)) ^ newlines
                 let zero = (x &- ones) & ~x & highs
-                if zero != 0 { return k + zero.trailingZeroBitCount / 8 }
-                k += 8
+                if zero != 0 { return k &+ zero.trailingZeroBitCount / 8 }
+                k &+= 8
             }
         }
         while k < n && chunk[k] != 0x0A { k += 1 }

@@ -16,8 +16,10 @@ public struct ByteWriter {
     /// What was written.
     public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
 
+    /// Whether `n` more bytes fit; if not, the writer has failed. (What is written after
+    /// a failure is never used: the caller drops the whole line.)
     @inline(__always) mutating func room(_ n: Int) -> Bool {
-        if failed || capacity - count < n {
+        if capacity &- count < n {
             failed = true
             return false
         }

@@ -84,4 +84,24 @@ func frame(_ chunks: [[UInt8]], maxLine: Int = 65536, finish: Bool = false) -> [
         #expect(frame([Array("a\nb".utf8)]) == [.line("a")])
         #expect(frame([Array("a\nb".utf8)], finish: true) == [.line("a"), .line("b")])
     }
+
+    /// The word-at-a-time newline search finds the first `\n` at every position and
+    /// start, next to bytes that differ from it by one bit, or says there is none.
+    @Test func theNewlineSearchFindsTheFirstNewlineEverywhere() {
+        for length in 0...40 {
+            for start in 0...length {
+                for at in [nil] + Array(0..<length) {
+                    var bytes = (0..<length).map { UInt8(truncatingIfNeeded: 0x0B ^ (($0 & 1) * 0x05)) }  // 0x0B, 0x0E: one bit off 0x0A
+                    for k in 0..<length where k % 3 == 2 { bytes[k] = 0x8A }
+                    if let at { bytes[at] = 0x0A }
+                    let expected = bytes[start...].firstIndex(of: 0x0A) ?? length
+                    let found = bytes.withUnsafeBufferPointer { LineFramer.newline(in: $0, from: start) }
+                    if found != expected {
+                        Issue.record("length \(length), start \(start), newline at \(String(describing: at)): found \(found), expected \(expected)")
+                        return
+                    }
+                }
+            }
+        }
+    }
 }
