@@ -14,7 +14,14 @@
  * is emptied at 4 MiB (what a compaction does, without a snapshot). That is the
  * reference for tabbard's pipelined throughput with its journal.
  *
- * usage: floor [--journal FILE] SOCKET_PATH   (prints nothing; answers a hello line on connect)
+ * --journal-ring FILE and --journal-mmap FILE journal through a shared mapping of
+ * a preallocated 8 MiB file instead (memcpy, no write per turn): the ring keeps
+ * rewriting the same pages, the other starts a fresh file whenever it is full (a
+ * page fault per 4 KiB, as a journal rotated at each compaction would). They
+ * measure what an mmapped journal would buy (docs/PERFORMANCE.md).
+ *
+ * usage: floor [--journal|--journal-ring|--journal-mmap FILE] SOCKET_PATH
+ *        (prints nothing; answers a hello line on connect)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +34,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 static const char HELLO[] =
     "{\"jsonrpc\":\"2.0\",\"method\":\"hello\",\"params\":{\"server\":\"floor\",\"protocol\":1}}\n";
@@ -97,8 +105,30 @@ static void journal(const char *p, size_t n) {
     jlen += n + 1;
 }
 
+enum { JOURNAL_WRITE, JOURNAL_RING, JOURNAL_FRESH } journal_mode;
+static char *jmap;
+static const size_t jmapcap = 8 << 20;
+
+static void journal_map(void) {
+    if (jmap) munmap(jmap, jmapcap);
+    if (ftruncate(journal_fd, 0) != 0 || posix_fallocate(journal_fd, 0, (off_t)jmapcap) != 0) { perror("floor: journal"); exit(1); }
+    jmap = mmap(NULL, jmapcap, PROT_READ | PROT_WRITE, MAP_SHARED, journal_fd, 0);
+    if (jmap == MAP_FAILED) { perror("floor: mmap"); exit(1); }
+    joff = 0;
+}
+
 static void journal_commit(void) {
     if (journal_fd < 0 || jlen == 0) return;
+    if (journal_mode != JOURNAL_WRITE) {
+        if (!jmap) journal_map();
+        if ((size_t)joff + jlen > jmapcap) {
+            if (journal_mode == JOURNAL_RING) joff = 0; else journal_map();
+        }
+        memcpy(jmap + joff, jbuf, jlen);
+        joff += (off_t)jlen;
+        jlen = 0;
+        return;
+    }
     if (write(journal_fd, jbuf, jlen) == (ssize_t)jlen) joff += (off_t)jlen;
     jlen = 0;
     if (joff > 4 << 20) { if (ftruncate(journal_fd, 0) == 0) {} lseek(journal_fd, 0, SEEK_SET); joff = 0; }
@@ -119,13 +149,16 @@ static void line(struct conn *c, const char *p, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 4 && strcmp(argv[1], "--journal") == 0) {
-        journal_fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (argc == 4 && strncmp(argv[1], "--journal", 9) == 0) {
+        if (strcmp(argv[1], "--journal-ring") == 0) journal_mode = JOURNAL_RING;
+        else if (strcmp(argv[1], "--journal-mmap") == 0) journal_mode = JOURNAL_FRESH;
+        else if (strcmp(argv[1], "--journal") != 0) { fprintf(stderr, "floor: unknown option %s\n", argv[1]); return 2; }
+        journal_fd = open(argv[2], (journal_mode == JOURNAL_WRITE ? O_WRONLY | O_APPEND : O_RDWR) | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (journal_fd < 0) { perror("floor: journal"); return 1; }
         argv += 2;
         argc -= 2;
     }
-    if (argc != 2) { fprintf(stderr, "usage: floor [--journal FILE] SOCKET_PATH\n"); return 2; }
+    if (argc != 2) { fprintf(stderr, "usage: floor [--journal|--journal-ring|--journal-mmap FILE] SOCKET_PATH\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
     int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
