@@ -119,6 +119,15 @@ public struct Digits: Equatable {
     @inline(__always)
     public func next(_ v: UInt64) -> Digits {
         guard v == value &+ 1, count > 0 else { return Digits(v) }
+        #if _endian(little)
+        // Nine times in ten only the last digit (the top byte of the last word) moves.
+        if bytes.2 >> 56 != 0x39 {
+            var d = self
+            d.value = v
+            d.bytes.2 &+= 1 << 56
+            return d
+        }
+        #endif
         var d = self
         d.value = v
         var carry = true
