@@ -14,13 +14,16 @@
  * is emptied at 4 MiB (what a compaction does, without a snapshot). That is the
  * reference for tabbard's pipelined throughput with its journal.
  *
- * --journal-ring FILE and --journal-mmap FILE journal through a shared mapping of
+ * --journal-overwrite FILE writes with pwrite over a 64 MiB region of FILE, from
+ * its start again when full: the same write per turn, but over pages written
+ * before instead of new ones (what a journal ring or recycled journal files would
+ * do). --journal-ring FILE and --journal-mmap FILE journal through a shared mapping of
  * a preallocated 8 MiB file instead (memcpy, no write per turn): the ring keeps
  * rewriting the same pages, the other starts a fresh file whenever it is full (a
  * page fault per 4 KiB, as a journal rotated at each compaction would). They
  * measure what an mmapped journal would buy (docs/PERFORMANCE.md).
  *
- * usage: floor [--journal|--journal-ring|--journal-mmap FILE] SOCKET_PATH
+ * usage: floor [--journal|--journal-overwrite|--journal-ring|--journal-mmap FILE] SOCKET_PATH
  *        (prints nothing; answers a hello line on connect)
  */
 #define _GNU_SOURCE
@@ -105,7 +108,7 @@ static void journal(const char *p, size_t n) {
     jlen += n + 1;
 }
 
-enum { JOURNAL_WRITE, JOURNAL_RING, JOURNAL_FRESH } journal_mode;
+enum { JOURNAL_WRITE, JOURNAL_OVERWRITE, JOURNAL_RING, JOURNAL_FRESH } journal_mode;
 static char *jmap;
 static const size_t jmapcap = 8 << 20;
 
@@ -119,6 +122,12 @@ static void journal_map(void) {
 
 static void journal_commit(void) {
     if (journal_fd < 0 || jlen == 0) return;
+    if (journal_mode == JOURNAL_OVERWRITE) {
+        if ((size_t)joff + jlen > (size_t)64 << 20) joff = 0;
+        if (pwrite(journal_fd, jbuf, jlen, joff) == (ssize_t)jlen) joff += (off_t)jlen;
+        jlen = 0;
+        return;
+    }
     if (journal_mode != JOURNAL_WRITE) {
         if (!jmap) journal_map();
         if ((size_t)joff + jlen > jmapcap) {
@@ -151,6 +160,7 @@ static void line(struct conn *c, const char *p, size_t n) {
 int main(int argc, char **argv) {
     if (argc == 4 && strncmp(argv[1], "--journal", 9) == 0) {
         if (strcmp(argv[1], "--journal-ring") == 0) journal_mode = JOURNAL_RING;
+        else if (strcmp(argv[1], "--journal-overwrite") == 0) journal_mode = JOURNAL_OVERWRITE;
         else if (strcmp(argv[1], "--journal-mmap") == 0) journal_mode = JOURNAL_FRESH;
         else if (strcmp(argv[1], "--journal") != 0) { fprintf(stderr, "floor: unknown option %s\n", argv[1]); return 2; }
         journal_fd = open(argv[2], (journal_mode == JOURNAL_WRITE ? O_WRONLY | O_APPEND : O_RDWR) | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -158,7 +168,7 @@ int main(int argc, char **argv) {
         argv += 2;
         argc -= 2;
     }
-    if (argc != 2) { fprintf(stderr, "usage: floor [--journal|--journal-ring|--journal-mmap FILE] SOCKET_PATH\n"); return 2; }
+    if (argc != 2) { fprintf(stderr, "usage: floor [--journal|--journal-overwrite|--journal-ring|--journal-mmap FILE] SOCKET_PATH\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
     int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = { .sun_family = AF_UNIX };

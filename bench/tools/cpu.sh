@@ -3,7 +3,7 @@
 # pipelined tab.select load (64 in flight per client) from CLIENT_CPU for 2 s, and
 # prints the rate and the server's user and system CPU time per request (utime and
 # stime of /proc/PID/stat, all its threads).
-# usage: bench/tools/cpu.sh floor|floor+journal|floor+ring|floor+mmap|TABBARD_BINARY [CLIENT_CPU] [CLIENTS]
+# usage: bench/tools/cpu.sh floor|floor+journal|floor+overwrite|floor+ring|floor+mmap|TABBARD_BINARY [CLIENT_CPU] [CLIENTS]
 #        STATE_DIR=/dev/shm/x bench/tools/cpu.sh …   puts tabbard's state elsewhere (tmpfs: no fsync)
 set -euo pipefail
 kind=$1; ccpu=${2:-0}; clients=${3:-1}
@@ -15,6 +15,7 @@ echo '{"max_clients":4096}' > "$d/c.json"
 case $kind in
   floor) taskset -c 0 "$here/.build/bench/floor" "$d/s.sock" & ;;
   floor+journal) taskset -c 0 "$here/.build/bench/floor" --journal "$state/journal" "$d/s.sock" & ;;
+  floor+overwrite) taskset -c 0 "$here/.build/bench/floor" --journal-overwrite "$state/journal" "$d/s.sock" & ;;
   floor+ring) taskset -c 0 "$here/.build/bench/floor" --journal-ring "$state/journal" "$d/s.sock" & ;;
   floor+mmap) taskset -c 0 "$here/.build/bench/floor" --journal-mmap "$state/journal" "$d/s.sock" & ;;
   *) taskset -c 0 "$kind" --socket "$d/s.sock" --state "$state/state.json" --sounds "$here/Sounds" \
