@@ -1,7 +1,7 @@
-/// Writes one line into memory its caller owns, without allocating. When a value cannot
-/// be written here byte for byte as `JSON.write` would (a string that needs escaping) or
-/// the line does not fit, `failed` is set, writing stops, and the caller takes the
-/// general encoder instead.
+/// Writes one line into memory its caller owns, without allocating. When the line
+/// does not fit, `failed` is set and the caller drops the line (and takes the general
+/// encoder instead). Ids that would need a JSON escape never get here: the plain
+/// select index refuses them when it is built.
 public struct ByteWriter {
     public let base: UnsafeMutablePointer<UInt8>
     public let capacity: Int
@@ -71,36 +71,12 @@ public struct ByteWriter {
         count += 1
     }
 
-    /// The decimal digits of `v`.
-    public mutating func putInt(_ v: UInt64) {
-        put(Digits(v))
-    }
-
     @inline(__always) public mutating func put(_ d: Digits) {
         var d = d
         guard room(d.count) else { return }
         let n = d.count
         withUnsafeBytes(of: &d.bytes) { ByteWriter.copy(base + count, $0.baseAddress!.assumingMemoryBound(to: UInt8.self) + (24 - n), n) }
         count += n
-    }
-
-    /// `s` as a JSON string, when none of its bytes needs an escape; else `failed`.
-    public mutating func putString(_ s: String) {
-        let ok: Bool? = s.utf8.withContiguousStorageIfAvailable { u in
-            for byte in u where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
-            guard room(u.count + 2) else { return true }
-            base[count] = 0x22
-            if let p = u.baseAddress { ByteWriter.copy(base + count + 1, p, u.count) }
-            base[count + 1 + u.count] = 0x22
-            count += u.count + 2
-            return true
-        }
-        if ok != true { failed = true }
-    }
-
-    /// A JSON string or `null`.
-    public mutating func putOptional(_ s: String?) {
-        if let s { putString(s) } else { put("null") }
     }
 }
 
