@@ -7,11 +7,16 @@ struct LatencyRing {
     private(set) var count = 0
     private(set) var max: UInt64 = 0
 
-    init(capacity: Int = 8192) { samples = [UInt64](repeating: 0, count: capacity) }
+    /// `capacity` is rounded up to a power of two (the index wraps with a mask, not a division).
+    init(capacity: Int = 8192) {
+        var n = 1
+        while n < capacity { n <<= 1 }
+        samples = [UInt64](repeating: 0, count: n)
+    }
 
     mutating func record(_ ns: UInt64) {
         samples[next] = ns
-        next = (next + 1) % samples.count
+        next = (next &+ 1) & (samples.count &- 1)
         count += 1
         if ns > max { max = ns }
     }
