@@ -229,23 +229,35 @@ public struct FastSelect: Equatable, Sendable {
             return i == b.count - 1 && b[i] == UInt8(ascii: "}")
         }
 
+        /// An `index` value: an integer of at most 15 digits; its token and its value.
+        @inline(__always) mutating func indexValue() -> (token: Range<Int>, value: Int)? {
+            guard let v = integer() else { return nil }
+            let negative = b[v.lowerBound] == UInt8(ascii: "-")
+            guard v.count - (negative ? 1 : 0) <= 15 else { return nil }
+            var k = 0
+            for j in (v.lowerBound + (negative ? 1 : 0))..<v.upperBound { k = k &* 10 &+ Int(b[j] &- 0x30) }
+            return (v, negative ? -k : k)
+        }
+
+        /// A `tab` value: a plain string of 1…`maxIDLength` bytes; its token, quotes included.
+        @inline(__always) mutating func tabValue(maxIDLength: Int) -> Range<Int>? {
+            guard let v = plainString(), v.count >= 3, v.count - 2 <= maxIDLength else { return nil }
+            return v
+        }
+
         /// The commonest params whole — `{"index":I}` or `{"tab":"T"}`, then `}` or
         /// `,"source":"program"}` / `,"source":"user"}` — else `params`, from the start.
         mutating func quickParams(into r: inout FastSelect, maxIDLength: Int) -> Bool {
             let start = i
             var compactLength: Int
             if literal(#"{"index":"#) {
-                guard let v = integer() else { return false }
-                let negative = b[v.lowerBound] == UInt8(ascii: "-")
-                guard v.count - (negative ? 1 : 0) <= 15 else { return false }
-                var k = 0
-                for j in (v.lowerBound + (negative ? 1 : 0))..<v.upperBound { k = k &* 10 &+ Int(b[j] &- 0x30) }
-                r.index = negative ? -k : k
+                guard let (v, index) = indexValue() else { return false }
+                r.index = index
                 r.key0 = .index
                 r.value0 = v
                 compactLength = 9 + v.count
             } else if literal(#"{"tab":"#) {
-                guard let v = plainString(), v.count >= 3, v.count - 2 <= maxIDLength else { return false }
+                guard let v = tabValue(maxIDLength: maxIDLength) else { return false }
                 r.tab = (v.lowerBound + 1)..<(v.upperBound - 1)
                 r.key0 = .tab
                 r.value0 = v
@@ -322,20 +334,15 @@ public struct FastSelect: Equatable, Sendable {
                 let value: Range<Int>
                 switch keyLetter() {
                 case UInt8(ascii: "t"):
-                    guard !named, literal(#""tab""#), eat(UInt8(ascii: ":")), let v = plainString(),
-                          v.count >= 3, v.count - 2 <= maxIDLength else { return false }
+                    guard !named, literal(#""tab""#), eat(UInt8(ascii: ":")), let v = tabValue(maxIDLength: maxIDLength) else { return false }
                     named = true
                     r.tab = (v.lowerBound + 1)..<(v.upperBound - 1)
                     (key, value) = (.tab, v)
                     compactLength += 6
                 case UInt8(ascii: "i"):
-                    guard !named, literal(#""index""#), eat(UInt8(ascii: ":")), let v = integer() else { return false }
+                    guard !named, literal(#""index""#), eat(UInt8(ascii: ":")), let (v, index) = indexValue() else { return false }
                     named = true
-                    let negative = b[v.lowerBound] == UInt8(ascii: "-")
-                    guard v.count - (negative ? 1 : 0) <= 15 else { return false }
-                    var k = 0
-                    for j in (v.lowerBound + (negative ? 1 : 0))..<v.upperBound { k = k &* 10 &+ Int(b[j] &- 0x30) }
-                    r.index = negative ? -k : k
+                    r.index = index
                     (key, value) = (.index, v)
                     compactLength += 8
                 case UInt8(ascii: "s"):

@@ -22,6 +22,11 @@ import TabBarCore
             seqs.append(r["result"]?["seq"]?.intValue ?? -1)
         }
         #expect(seqs == Array(1...50))
+        // stats.get shows the grouping: 50 entries, fewer writes (one per loop turn).
+        let journal = try c.call("stats.get")["result"]?["journal"]
+        #expect(journal?["appends"] == .int(50))
+        let writes = journal?["writes"]?.intValue ?? 0
+        #expect(writes >= 1 && writes < 50, "\(writes) journal writes for 50 changes sent in one write")
         d.kill9()
         let again = try Daemon(dir: d.dir)
         defer { #expect(again.stop() == 0) }
