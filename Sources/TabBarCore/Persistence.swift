@@ -57,38 +57,81 @@ public enum Persistence {
     }
 
     /// Replays a journal, fed in chunks of any size, into a reducer. Entries at or
-    /// below the reducer's `seq` are already in the snapshot and are skipped. The
-    /// first bad line stops the replay: everything before it is kept.
+    /// below the reducer's `seq` are already in the snapshot and are skipped.
+    ///
+    /// Two formats: entry lines one after the other (format 1, what tabbard wrote before
+    /// groups), where the first bad line stops the replay and everything before it is
+    /// kept; and groups (`JournalGroup`, format 2), where only complete, checked groups
+    /// are applied, each whole, and the first thing that is not one ends the journal
+    /// (`ended`): bytes left from the file's previous use, or a write cut short. Unless a
+    /// checked group of a higher seq than any replayed (or the snapshot's) follows within
+    /// `probeBytes`: then the bytes in between were damaged, and the replay stops there as
+    /// `bad` (corruption), keeping what came before. The search ends at the first checked
+    /// group of a lower seq (the previous use's). A file may start in format 1 and go on in groups (a journal continued after
+    /// an upgrade). Call `finish` after the last byte.
     public struct Replayer {
         public private(set) var reducer: Reducer
         /// Entries applied to the state.
         public private(set) var applied = 0
         /// Well-formed entries seen (applied or skipped).
         public private(set) var good = 0
-        /// Why the replay stopped early, if it did.
+        /// Why the replay stopped early at a bad entry (corruption), if it did.
         public private(set) var bad: String?
-        /// Length of the good prefix in bytes (complete good lines only).
+        /// Why a grouped journal ended before its last byte, if it did: not corruption
+        /// (see the type's comment); the bytes from `goodBytes` on were ignored.
+        public private(set) var ended: String?
+        /// How far past the end of the good groups to look for a later group (see above).
+        public var probeBytes = 1 << 20
+        /// Looking past a bad group for a later good one: why the groups stopped, bytes left.
+        private var probe: (why: String, left: Int)?
+        /// Whether the bytes ignored from `goodBytes` on start with a group of this
+        /// journal that a crash cut short (rather than bytes of the file's previous use).
+        public private(set) var endedInGroup = false
+        /// Length of the good prefix in bytes (complete good lines, or complete groups).
         public private(set) var goodBytes = 0
+        /// Complete, checked groups read (0: the journal is in format 1, or empty).
+        public private(set) var groups = 0
+        /// The `seq` of the last complete group.
+        public private(set) var lastGroupSeq: UInt64?
         /// Longest journal line accepted.
         public let maxLine: Int
         private var partial: [UInt8] = []
+
+        /// The group being read: its header, header length, bytes still to come, lines
+        /// so far, running check, the first entry in it that could not be applied, and
+        /// what to go back to if it does not check out.
+        private var group: JournalGroup.Header?
+        private var groupHeaderBytes = 0
+        private var groupRemaining = 0
+        private var groupLines = 0
+        private var groupCheck = JournalCheck(seq: 0, entries: 0)
+        private var groupUnreadable: String?
+        private var beforeGroup: (reducer: Reducer, applied: Int)?
 
         public init(_ reducer: Reducer, maxLine: Int = 1 << 24) {
             self.reducer = reducer
             self.maxLine = maxLine
         }
 
-        /// Bytes after the last newline: a write that was cut off (never acknowledged).
-        public var torn: Bool { bad == nil && !partial.isEmpty }
+        /// Bytes after the last complete line or group: a write that was cut off (never acknowledged).
+        public var torn: Bool { bad == nil && ended == nil && probe == nil && (!partial.isEmpty || group != nil) }
+
+        private var stopped: Bool { bad != nil || ended != nil }
+
+        /// Ends the replay after the last byte: a search past a bad group that found
+        /// nothing means the journal ended there.
+        public mutating func finish() {
+            if let p = probe { ended = p.why; probe = nil; group = nil; partial = [] }
+        }
 
         public mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>) {
             var start = 0
-            while bad == nil && start < chunk.count {
+            while !stopped && start < chunk.count {
                 var nl = start
                 while nl < chunk.count && chunk[nl] != 0x0A { nl += 1 }
                 if nl == chunk.count {
                     if partial.count + (nl - start) > maxLine {
-                        bad = "a line longer than \(maxLine) bytes"
+                        if probe != nil { finish() } else { stop("a line longer than \(maxLine) bytes") }
                         partial = []
                     } else {
                         partial.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start..<nl]))
@@ -96,12 +139,12 @@ public enum Persistence {
                     return
                 }
                 if partial.isEmpty {
-                    entry(UnsafeBufferPointer(rebasing: chunk[start..<nl]))
+                    line(UnsafeBufferPointer(rebasing: chunk[start...nl]))
                 } else {
-                    partial.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start..<nl]))
-                    let line = partial
+                    partial.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[start...nl]))
+                    let l = partial
                     partial = []
-                    line.withUnsafeBufferPointer { entry($0) }
+                    l.withUnsafeBufferPointer { line($0) }
                 }
                 start = nl + 1
             }
@@ -116,12 +159,118 @@ public enum Persistence {
         public var fast = true
         private var select = FastSelect.blank
 
-        private mutating func entry(_ line: UnsafeBufferPointer<UInt8>) {
-            if line.count > maxLine { bad = "a line longer than \(maxLine) bytes"; return }
+        /// A bad line: corruption in format 1, the end of the journal in groups.
+        private mutating func stop(_ why: String) {
+            if groups > 0 || group != nil { endGroup(why) } else { bad = why }
+        }
+
+        /// Gives up the group being read (if any) and ends the groups there; looks on for a
+        /// later good group (see the type's comment).
+        private mutating func endGroup(_ why: String) {
+            if let saved = beforeGroup {
+                reducer = saved.reducer
+                applied = saved.applied
+                endedInGroup = true
+            }
+            group = nil
+            beforeGroup = nil
+            if probe == nil && probeBytes > 0 { probe = (why, probeBytes) } else { ended = why }
+        }
+
+        /// A line read while looking past a bad group: a checked group of a higher seq than
+        /// the last good one means damage; one of a lower seq, the previous use's bytes.
+        private mutating func probeLine(_ withNewline: UnsafeBufferPointer<UInt8>, _ l: UnsafeBufferPointer<UInt8>) {
+            guard let p = probe else { return }
+            probe!.left -= withNewline.count
+            if let h = group {
+                groupCheck.update(withNewline)
+                groupRemaining -= withNewline.count
+                groupLines += 1
+                if groupRemaining < 0 { group = nil }
+                else if groupRemaining == 0 {
+                    group = nil
+                    if groupLines == h.entries && groupCheck.value == h.check {
+                        // Newer than anything replayed (the snapshot's seq included: a file's
+                        // previous use is all in a snapshot) — changes the journal would lose.
+                        if h.seq > max(lastGroupSeq ?? 0, reducer.state.seq) {
+                            bad = "\(p.why), and a good group after it (seq \(h.seq))"
+                        } else {
+                            ended = p.why
+                        }
+                        probe = nil
+                        return
+                    }
+                }
+            } else if l.count >= JournalGroup.prefix.count, JournalGroup.prefix.elementsEqual(l.prefix(JournalGroup.prefix.count)),
+                      let h = JournalGroup.parseHeader(l), h.entries > 0, h.entries <= h.bytes {
+                group = h
+                groupRemaining = h.bytes
+                groupLines = 0
+                groupCheck = JournalCheck(seq: h.seq, entries: h.entries)
+            }
+            if probe!.left <= 0 { finish() }
+        }
+
+        /// One line, newline included.
+        private mutating func line(_ withNewline: UnsafeBufferPointer<UInt8>) {
+            let l = UnsafeBufferPointer(rebasing: withNewline.dropLast())
+            if probe != nil { return probeLine(withNewline, l) }
+            if let h = group {
+                groupCheck.update(withNewline)
+                groupRemaining -= withNewline.count
+                guard groupRemaining >= 0 else { return endGroup("a line runs past the end of its group") }
+                groupLines += 1
+                if groupUnreadable == nil, let why = entry(l, counted: false) { groupUnreadable = why }
+                if groupRemaining == 0 { finishGroup(h) }
+                return
+            }
+            if l.count >= JournalGroup.prefix.count, JournalGroup.prefix.elementsEqual(l.prefix(JournalGroup.prefix.count)) {
+                guard let h = JournalGroup.parseHeader(l) else { return stop("a group header that cannot be read") }
+                if let last = lastGroupSeq, h.seq <= last { return endGroup("a group older than the one before it") }
+                if h.entries == 0 && goodBytes > 0 { return endGroup("an empty group after the start of the file") }
+                if h.entries > h.bytes { return endGroup("a group of more entries than bytes") }
+                group = h
+                groupHeaderBytes = withNewline.count
+                groupRemaining = h.bytes
+                groupLines = 0
+                groupCheck = JournalCheck(seq: h.seq, entries: h.entries)
+                groupUnreadable = nil
+                beforeGroup = (reducer, applied)
+                if h.bytes == 0 { finishGroup(h) }
+                return
+            }
+            if groups > 0 { return endGroup("a line outside any group") }
+            if l.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { goodBytes += withNewline.count; return }
+            if let why = entry(l, counted: true) { bad = why }
+        }
+
+        private mutating func finishGroup(_ h: JournalGroup.Header) {
+            guard groupLines == h.entries, groupCheck.value == h.check else {
+                return endGroup("a group whose check does not match its bytes")
+            }
+            if let why = groupUnreadable {
+                // The group checks out, so these are the bytes the daemon wrote: corruption.
+                if let saved = beforeGroup { reducer = saved.reducer; applied = saved.applied }
+                group = nil
+                beforeGroup = nil
+                bad = why
+                return
+            }
+            good += h.entries
+            goodBytes += groupHeaderBytes + h.bytes
+            groups += 1
+            lastGroupSeq = h.seq
+            group = nil
+            beforeGroup = nil
+        }
+
+        /// Applies one entry line (without its newline); returns why it could not.
+        /// `counted`: count it in `good` / `goodBytes` (format 1; a group counts its own).
+        private mutating func entry(_ line: UnsafeBufferPointer<UInt8>, counted: Bool) -> String? {
+            if line.count > maxLine { return "a line longer than \(maxLine) bytes" }
             if fast, let seq = FastSelect.scanJournal(line, maxIDLength: reducer.limits.maxIDLength, into: &select) {
-                good += 1
-                goodBytes += line.count + 1
-                guard seq > reducer.state.seq else { return }  // already in the snapshot
+                if counted { good += 1; goodBytes += line.count + 1 }
+                guard seq > reducer.state.seq else { return nil }  // already in the snapshot
                 if let k = reducer.plainSelectTarget(select, line) {
                     _ = reducer.commitPlainSelect(k, source: select.source)
                 } else {
@@ -129,24 +278,22 @@ public enum Persistence {
                 }
                 reducer.state.seq = seq
                 applied += 1
-                return
+                return nil
             }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { goodBytes += line.count + 1; return }
             let json: JSON
-            do { json = try JSON.parse(line) } catch { bad = error.description; return }
+            do { json = try JSON.parse(line) } catch { return error.description }
             guard let seq = json["seq"]?.intValue, seq >= 0, let method = json["method"]?.stringValue else {
-                bad = "an entry without seq or method"
-                return
+                return "an entry without seq or method"
             }
-            good += 1
-            goodBytes += line.count + 1
-            guard UInt64(seq) > reducer.state.seq else { return }  // already in the snapshot
+            if counted { good += 1; goodBytes += line.count + 1 }
+            guard UInt64(seq) > reducer.state.seq else { return nil }  // already in the snapshot
             let request = Request(id: .null, method: method, params: json["params"])
             if case .success(let command) = Methods.command(for: request, limits: reducer.limits) {
                 _ = reducer.reduce(command)
             }
             reducer.state.seq = UInt64(seq)
             applied += 1
+            return nil
         }
     }
 }

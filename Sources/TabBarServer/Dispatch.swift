@@ -81,7 +81,7 @@ extension Server {
     func plainSelect(_ plan: PlainPlan, _ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>, from c: Connection) -> Bool {
         let half = Server.scratchSize / 2
         let stagedBefore = store.stagedBytes
-        guard store.stage(upTo: half, { plan.writeJournal(fast, line, into: &$0) }) else { return false }
+        guard store.stage(seq: plan.seq, upTo: half, { plan.writeJournal(fast, line, into: &$0) }) else { return false }
         var reply = ByteWriter(base: scratch, capacity: half)
         plainIndex.writeReply(plan, fast, line, into: &reply)
         var event = ByteWriter(base: scratch + half, capacity: Server.scratchSize - half)

@@ -1,20 +1,25 @@
 import TabBarCore
 
 /// A growable byte buffer whose spare room a `ByteWriter` writes into directly (the
-/// journal lines of a group commit). Owned by one object, which calls `free`.
+/// journal lines of a group commit). Its first `reserved` bytes are kept free for a
+/// header written last (`JournalGroup.writeHeader`). Owned by one object, which calls `free`.
 struct RawBytes {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var capacity: Int
-    private(set) var count = 0
+    private(set) var count: Int
     let initialCapacity: Int
+    let reserved: Int
 
-    init(capacity: Int) {
+    init(capacity: Int, reserved: Int = 0) {
         base = .allocate(capacity: capacity)
         self.capacity = capacity
         initialCapacity = capacity
+        self.reserved = reserved
+        count = reserved
     }
 
-    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    /// What was appended (after the reserved room).
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base + reserved, count: count - reserved) }
 
     /// Makes room for `n` more bytes.
     @inline(__always)
@@ -57,12 +62,12 @@ struct RawBytes {
 
     /// Forgets the last bytes, back to `count`.
     mutating func truncate(to n: Int) {
-        count = min(count, n)
+        count = max(reserved, min(count, n))
     }
 
-    /// Empties it; memory a burst made it grow to goes back.
+    /// Empties it (down to the reserved room); memory a burst made it grow to goes back.
     mutating func removeAll() {
-        count = 0
+        count = reserved
         if capacity > 16 * initialCapacity {
             base.deallocate()
             base = .allocate(capacity: initialCapacity)

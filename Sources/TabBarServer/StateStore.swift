@@ -2,21 +2,29 @@
 import Synchronization
 import TabBarCore
 
-/// Durable state: a snapshot (`state.json`) plus an append-only journal
-/// (`state.json.journal`) of the requests that changed it, one JSON line each.
+/// Durable state: a snapshot (`state.json`) plus a journal (`state.json.journal`) of
+/// the requests that changed it, one JSON line each, in checked groups (`JournalGroup`).
 ///
 /// Changes are staged and written as one group (one `write` per batch, see
 /// `Server.commitBatch`) before their replies leave the process, so a reply
 /// means the change is in the kernel; a SIGKILL loses nothing acknowledged.
+///
+/// Journal files are reused: a journal that has been compacted into a snapshot is kept
+/// as `state.json.journal.spare`, and the next rotation writes its new generation over
+/// it from the start (a marker group first) rather than appending to a new file —
+/// rewriting pages the kernel holds and has allocated costs a fraction of appending. The
+/// spare's old bytes after the new generation's end are told apart by the groups' checks
+/// and seqs (`Persistence.Replayer`); they are all in the snapshot anyway. A spare
+/// larger than `maxSpareBytes` is deleted instead.
 /// The journal is fsync'ed at most `fsyncIntervalMs` after a change (0: at
 /// once), and compacted into a new snapshot (temp + fsync + rename + dir
 /// fsync) every `compactEvery` entries and at shutdown.
 ///
 /// Compaction while serving (`startCompaction`) keeps the fsyncs off the state
 /// loop: the loop renames the journal to `state.json.journal.1` and goes on
-/// appending to a new, empty journal; a helper thread fsyncs the old journal,
-/// writes the snapshot of the state as it was at the rename (temp + fsync +
-/// rename + dir fsync) and only then deletes `journal.1`. Every change is
+/// with a new generation of the journal; a helper thread writes the snapshot of the
+/// state as it was at the rename (temp + fsync + rename + dir fsync) and only then
+/// lets `journal.1` go (if the snapshot fails, it fsyncs `journal.1` instead). Every change is
 /// therefore always in the snapshot, in `journal.1` or in the journal, and
 /// `load` replays `journal.1` before the journal (entries the snapshot already
 /// holds are skipped by their seq).
@@ -26,12 +34,16 @@ final class StateStore {
     let compactEvery: Int
     let fsyncIntervalMs: Int
     private var journalFD: Int32 = -1
+    /// Where the next group goes in the journal file.
+    private var writePos: off_t = 0
+    /// The state's seq after the last staged change (the group header's `seq`).
+    private var stagedSeq: UInt64 = 0
     private(set) var entries = 0
     private(set) var lastError: String?
     private var dirtySinceFsync = false
     private var lastFsyncNs: UInt64 = 0
     /// Journal lines staged since the last `commit` (group commit).
-    private var staged = RawBytes(capacity: 1 << 16)
+    private var staged = RawBytes(capacity: 1 << 16, reserved: JournalGroup.headerRoom)
     private(set) var stagedCount = 0
     private(set) var appends = 0
     /// `write`s that appended them (one per group commit).
@@ -39,6 +51,10 @@ final class StateStore {
 
     /// The journal being compacted into a snapshot by the helper thread (see above).
     let oldJournalPath: String
+    /// A compacted journal kept for reuse (see above).
+    let spareJournalPath: String
+    /// Spares larger than this are deleted rather than kept.
+    static let maxSpareBytes = 64 << 20
     /// The compaction running on the helper thread, if any.
     private var job: CompactionJob?
 
@@ -52,6 +68,7 @@ final class StateStore {
         snapshotPath = path
         journalPath = path + ".journal"
         oldJournalPath = path + ".journal.1"
+        spareJournalPath = path + ".journal.spare"
         self.compactEvery = compactEvery
         self.fsyncIntervalMs = fsyncIntervalMs
     }
@@ -101,16 +118,22 @@ final class StateStore {
                 if n == 0 { break }
                 chunk.withUnsafeBufferPointer { replayer.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) }
             }
+            replayer.finish()
             reducer = replayer.reducer
             replayed += replayer.applied
             if let bad = replayer.bad {
                 let aside = moveAside(path, copy: true)
                 Log.error("State journal is corrupt after \(replayer.good) good entries; kept those, copied the file aside", ["file": path, "copy": aside, "reason": bad])
                 goodPrefixes.append((path, replayer.goodBytes))
-            } else if replayer.torn {
+            } else if replayer.torn || replayer.endedInGroup {
                 Log.notice("State journal ends in a torn write (an unacknowledged change); ignored it", ["file": path])
                 goodPrefixes.append((path, replayer.goodBytes))
+            } else if let why = replayer.ended {
+                // A reused journal: what follows its last group is the previous generation's.
+                Log.debug("State journal read up to its last group", ["file": path, "bytes": String(replayer.goodBytes), "then": why])
+                goodPrefixes.append((path, replayer.goodBytes))
             }
+            if path == journalPath { writePos = off_t(replayer.goodBytes) }
         }
         reducer.state = Persistence.restored(reducer.state)
         if replayed > 0 { restoredFrom += " + \(replayed) journal entries" }
@@ -120,6 +143,7 @@ final class StateStore {
         } catch {
             // No snapshot now (a full disk, say): serve anyway from the journals as they are,
             // cut back to their good prefixes so that new entries do not follow a bad one.
+            // (New groups go right after the journal's last good one: `writePos`.)
             for (path, length) in goodPrefixes { _ = truncate(path, off_t(length)) }
             Log.error("Could not write a snapshot at start; serving anyway, the journal keeps every change", ["file": snapshotPath, "error": "\(error)"])
         }
@@ -155,6 +179,7 @@ final class StateStore {
 
     /// `stage` with the params written by `writeParams` (the byte-level fast path), nil: none.
     func stage(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?) {
+        stagedSeq = seq
         var line: [UInt8] = []
         line.append(contentsOf: #"{"seq":"#.utf8)
         Wire.writeInt(seq, into: &line)
@@ -169,26 +194,33 @@ final class StateStore {
         stagedCount += 1
     }
 
-    /// Stages one journal line that `body` writes in place (`PlainSelect.writeJournal`),
-    /// newline included, in at most `limit` bytes. false: it did not fit; nothing staged.
+    /// Stages the journal line of the change to `seq` that `body` writes in place
+    /// (`PlainSelect.writeJournal`), newline included, in at most `limit` bytes. false: it
+    /// did not fit; nothing staged.
     @inline(__always)
-    func stage(upTo limit: Int, _ body: (inout ByteWriter) -> Void) -> Bool {
+    func stage(seq: UInt64, upTo limit: Int, _ body: (inout ByteWriter) -> Void) -> Bool {
         guard staged.write(upTo: limit, body) else { return false }
         stagedCount += 1
+        unstagedSeq = stagedSeq
+        stagedSeq = seq
         return true
     }
+    private var unstagedSeq: UInt64 = 0
 
-    /// Takes back the line just staged (its change turned out not to be for the caller's path).
+    /// Takes back the line just staged by `stage(seq:upTo:_:)` (its change turned out not
+    /// to be for the caller's path).
     func unstageLast(to length: Int) {
         staged.truncate(to: length)
         stagedCount -= 1
+        stagedSeq = unstagedSeq
     }
 
     /// Bytes staged so far (for `unstageLast`).
     var stagedBytes: Int { staged.count }
 
-    /// Writes every staged change with one `write`. On failure none of the group
-    /// stays in the journal (a short write is cut off) and the group is dropped.
+    /// Writes every staged change as one group with one `write`. On failure the group is
+    /// dropped, and none of it counts: a short write leaves a group that does not check out,
+    /// which the next group overwrites (and replay ignores).
     func commit() throws(Errno) {
         guard stagedCount > 0 else { return }
         let count = stagedCount
@@ -198,13 +230,14 @@ final class StateStore {
         }
         if journalFD < 0 { try openJournal() }
         do throws(Errno) {
-            let n = try Posix.retry { write(journalFD, staged.base, staged.count) }
-            if n != staged.count {
-                // A short write leaves a torn group: cut it off so the journal stays parseable.
-                let end = lseek(journalFD, 0, SEEK_END)
-                _ = ftruncate(journalFD, end - off_t(n))
-                throw Errno(ENOSPC)
-            }
+            let body = staged.bytes
+            let header = JournalGroup.Header(seq: stagedSeq, entries: count, bytes: body.count,
+                                             check: JournalGroup.check(seq: stagedSeq, entries: count, body: UnsafeRawBufferPointer(body)))
+            let start = JournalGroup.writeHeader(header, endingAt: UnsafeMutablePointer(mutating: body.baseAddress!))
+            let total = body.baseAddress! + body.count - UnsafePointer(start)
+            let n = try Posix.retry { pwrite(journalFD, start, total, writePos) }
+            if n != total { throw Errno(ENOSPC) }
+            writePos += off_t(total)
         } catch {
             lastError = "cannot write \(journalPath): \(error)"
             throw error
@@ -261,11 +294,11 @@ final class StateStore {
             lastError = message
             throw e
         }
-        // The snapshot now holds everything: start an empty journal.
-        unlink(oldJournalPath)
+        // The snapshot now holds everything: a new generation of the journal, written over
+        // the old one (see the type's comment); journal.1 becomes the spare.
+        StateStore.keepAsSpare(oldJournalPath, spare: spareJournalPath)
         if journalFD >= 0 { close(journalFD); journalFD = -1 }
-        let j = open(journalPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if j >= 0 { close(j) }
+        startGeneration(seq: state.seq)
         entries = 0
         dirtySinceFsync = false
         lastError = nil
@@ -320,15 +353,14 @@ final class StateStore {
             return
         }
         let job = CompactionJob(state: state, limits: limits, snapshotPath: snapshotPath,
-                                oldJournalPath: oldJournalPath, oldJournalFD: journalFD)
+                                oldJournalPath: oldJournalPath, oldJournalFD: journalFD,
+                                spareJournalPath: spareJournalPath)
         journalFD = -1
         entries = 0
         dirtySinceFsync = false
-        do throws(Errno) {
-            try openJournal()
-        } catch {
-            // The next commit retries opening it (and fails the group if it cannot).
-        }
+        // The spare (if a compaction left one) becomes the journal; else a new file.
+        _ = rename(spareJournalPath, journalPath)
+        startGeneration(seq: state.seq)
         if job.start() {
             self.job = job
         } else {
@@ -356,26 +388,59 @@ final class StateStore {
     }
 
     private func openJournal() throws(Errno) {
-        let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let fd = open(journalPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; throw e }
         journalFD = fd
     }
+
+    /// Starts a new generation of the journal at the start of its file: a marker group
+    /// (no entries, `seq` the state's), so that replay stops right after it rather than
+    /// reading the file's old groups (which the snapshot holds). The marker is not needed
+    /// for correctness: if it cannot be written, the first group takes its place. The file
+    /// is opened again at the first commit (as a journal that does not exist yet is).
+    private func startGeneration(seq: UInt64) {
+        writePos = 0
+        if journalFD < 0 {
+            do throws(Errno) { try openJournal() } catch { return }  // the next commit retries (and fails the group if it cannot)
+        }
+        defer { close(journalFD); journalFD = -1 }
+        var room = [UInt8](repeating: 0, count: JournalGroup.headerRoom)
+        room.withUnsafeMutableBufferPointer { buf in
+            let end = buf.baseAddress! + buf.count
+            let header = JournalGroup.Header(seq: seq, entries: 0, bytes: 0,
+                                             check: JournalGroup.check(seq: seq, entries: 0, body: UnsafeRawBufferPointer(start: nil, count: 0)))
+            let start = JournalGroup.writeHeader(header, endingAt: end)
+            let n = end - start
+            if pwrite(journalFD, start, n, 0) == n { writePos = off_t(n) }
+        }
+    }
+
+    /// Keeps a journal the snapshot now holds as the spare, or deletes it if it is large.
+    static func keepAsSpare(_ path: String, spare: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return }
+        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size <= maxSpareBytes && rename(path, spare) == 0 { return }
+        unlink(path)
+    }
 }
 
-/// One background compaction (`StateStore.startCompaction`): fsync the rotated
-/// journal, write the snapshot, then delete the rotated journal.
+/// One background compaction (`StateStore.startCompaction`): write the snapshot, then
+/// keep the rotated journal as the spare (or, if the snapshot failed, fsync it).
 final class CompactionJob: @unchecked Sendable {
     let state: BarState
     let limits: Limits
     let snapshotPath: String
     let oldJournalPath: String
     let oldJournalFD: Int32
+    let spareJournalPath: String
     /// Set by the helper thread when it is done; `error` is readable after that.
     let done = Atomic<Bool>(false)
     private(set) var error: String?
     private var thread: pthread_t?
 
-    init(state: BarState, limits: Limits, snapshotPath: String, oldJournalPath: String, oldJournalFD: Int32) {
+    init(state: BarState, limits: Limits, snapshotPath: String, oldJournalPath: String, oldJournalFD: Int32,
+         spareJournalPath: String) {
+        self.spareJournalPath = spareJournalPath
         self.state = state
         self.limits = limits
         self.snapshotPath = snapshotPath
@@ -397,15 +462,16 @@ final class CompactionJob: @unchecked Sendable {
     }
 
     func run() {
-        if oldJournalFD >= 0 {
-            fdatasync(oldJournalFD)
-            close(oldJournalFD)
-        }
         if let (_, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
+            // The rotated journal keeps those changes: make it durable, as the fsync interval promises.
+            if oldJournalFD >= 0 { fdatasync(oldJournalFD); close(oldJournalFD) }
             error = message
         } else {
-            // The snapshot holds every entry of the rotated journal now.
-            unlink(oldJournalPath)
+            // The snapshot (fsynced) holds every entry of the rotated journal now, so the journal
+            // needs no fsync of its own: keep it for reuse. Its dirty pages are rewritten by the
+            // next generation before the kernel's write-back would get to most of them.
+            if oldJournalFD >= 0 { close(oldJournalFD) }
+            StateStore.keepAsSpare(oldJournalPath, spare: spareJournalPath)
         }
         done.store(true, ordering: .releasing)
     }

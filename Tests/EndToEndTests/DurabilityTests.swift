@@ -213,8 +213,11 @@ let canMountTmpfs: Bool = {
         #expect(d.stop() == 0)
     }
 
-    /// A journal whose third line is garbage: the first two entries are replayed, the file
-    /// is copied aside, one log line says so, and the daemon serves (and journals) again.
+    /// A journal whose third entry was changed on disk (one digit: still a readable entry):
+    /// its group's check no longer matches, and a good group follows, so this is damage,
+    /// not a write cut short. The first two entries are replayed, the changed one is not,
+    /// the file is copied aside, one log line says so, and the daemon serves (and journals)
+    /// again.
     @Test func aCorruptJournalKeepsItsGoodPrefix() throws {
         let d = try Daemon()
         let c = try RawClient(path: d.socket)
@@ -222,10 +225,13 @@ let canMountTmpfs: Bool = {
         for k in 1...5 { _ = try c.call("badge.set", #"{"tab":"me","count":\#(k)}"#) }
         d.kill9()
         let path = d.state + ".journal"
+        // The generation's marker, then a group (header + entry) per change.
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
-        #expect(lines.count == 6)
+        #expect(lines.count == 13)
+        #expect(lines.filter { $0.hasPrefix(#"{"journal":2,"#) }.count == 7)
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
-        lines[2] = #"{"seq":3,"method":"badge.set","par\#u{0}ms":{"tab""#
+        #expect(lines[6] == #"{"seq":3,"method":"badge.set","params":{"tab":"me","count":2}}"#)
+        lines[6] = #"{"seq":3,"method":"badge.set","params":{"tab":"me","count":7}}"#
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
         let again = try Daemon(dir: d.dir)
         let a = try RawClient(path: again.socket)

@@ -92,6 +92,46 @@ import TabBarCore
         }
     }
 
+    /// Journal files are reused: a compacted journal is kept as `journal.spare`, and the
+    /// next rotation's journal is that same file, written over from its start. After a
+    /// SIGKILL the restart replays exactly the new generation — not the older bytes after it
+    /// — with nothing reported corrupt or torn.
+    @Test func compactedJournalsAreReusedAndTheirOldBytesIgnored() throws {
+        let dir = try makeTempDir("tabbard-reuse")
+        try Data(#"{"compact_every":20,"compact_interval_ms":0}"#.utf8).write(to: URL(fileURLWithPath: dir + "/c.json"))
+        let d = try Daemon(extraArgs: ["--config", dir + "/c.json"], dir: dir)
+        let c = try RawClient(path: d.socket)
+        func inode(_ path: String) -> UInt? {
+            var st = stat()
+            return stat(path, &st) == 0 ? UInt(st.st_ino) : nil
+        }
+        // A long first generation (20 changes), compacted in the background into the spare.
+        for k in 1...20 { _ = try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#) }
+        try waitUntil("the compacted journal to become the spare") { inode(dir + "/state.json.journal.spare") != nil }
+        let spare = try #require(inode(dir + "/state.json.journal.spare"))
+        var st = stat()
+        #expect(stat(dir + "/state.json.journal.spare", &st) == 0 && st.st_size > 20 * 60)
+        // 20 more: the next rotation takes the spare as its journal.
+        for k in 21...40 { _ = try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#) }
+        try waitUntil("the spare to be the journal") { inode(dir + "/state.json.journal") == spare }
+        // A short generation over the long old one: two changes, then SIGKILL.
+        #expect(try c.call("tab.select", #"{"tab":"me"}"#)["result"] != nil)
+        #expect(try c.call("badge.set", #"{"tab":"me","count":99}"#)["result"] != nil)
+        let before = try c.call("state.get")["result"]
+        d.kill9()
+        let journal = try Data(contentsOf: URL(fileURLWithPath: dir + "/state.json.journal"))
+        let text = String(decoding: journal, as: UTF8.self)
+        #expect(text.contains(#""tab":"me","count":99}"#) && text.contains(#""tab":"chat","count":19}"#), "the new generation, then the old bytes")
+        let again = try Daemon(extraArgs: ["--config", dir + "/c.json"], dir: dir)
+        let after = try RawClient(path: again.socket).call("state.get")["result"]
+        #expect(after?["seq"] == before?["seq"])
+        #expect(after?["state"] == before?["state"])
+        #expect(again.stop() == 0)
+        let log = again.readStderr()
+        #expect(!log.contains("corrupt") && !log.contains("torn"), "\(log)")
+        #expect(try !FileManager.default.contentsOfDirectory(atPath: dir).contains { $0.contains("corrupt") })
+    }
+
     /// A compaction cut short (journal renamed to journal.1, snapshot not yet written):
     /// both journals are replayed, in order, and journal.1 is gone after the start.
     @Test func anInterruptedCompactionIsReplayedFromBothJournals() throws {
