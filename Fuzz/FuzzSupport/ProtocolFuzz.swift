@@ -442,6 +442,7 @@ public enum ProtocolFuzz {
         if Persistence.restored(replayer.reducer.state) != want {
             throw Violation("replaying the journal from the start gives another state: \(Persistence.restored(replayer.reducer.state).json().text) vs \(want.json().text)")
         }
+        try checkGroupedJournal(journal, initial: initial, want: want)
         if let snapshot {
             let base: BarState
             do { base = try Persistence.decodeSnapshot(snapshot, limits: limits) } catch {
@@ -453,6 +454,65 @@ public enum ProtocolFuzz {
             if Persistence.restored(r.reducer.state) != want {
                 throw Violation("snapshot at journal byte \(snapshotJournalOffset) + journal gives another state")
             }
+        }
+    }
+
+    /// The same journal in groups, as the daemon writes it (`JournalGroup`, a few lines a
+    /// group): it replays to the same state. Then cut at a byte that depends on the input and
+    /// followed by other bytes (the journal's format-1 form, as a reused file's old bytes):
+    /// the state of the groups the file still holds whole, never more, never corruption.
+    static func checkGroupedJournal(_ journal: [UInt8], initial: BarState, want: BarState) throws {
+        var grouped = JournalGroup.group(seq: initial.seq, entries: 0, lines: [])
+        let marker = grouped.count
+        var ends: [(grouped: Int, plain: Int)] = []
+        let perGroup = 1 + journal.count % 4
+        var start = 0, lineCount = 0
+        var k = 0
+        while k < journal.count {
+            let nl = journal[k...].firstIndex(of: 0x0A) ?? journal.count - 1
+            lineCount += 1
+            k = nl + 1
+            if lineCount == perGroup || k == journal.count {
+                let lines = Array(journal[start..<k])
+                let digits = lines.dropFirst(7).prefix { $0 >= 0x30 && $0 <= 0x39 }  // {"seq":N
+                guard lines.starts(with: Array(#"{"seq":"#.utf8)), let seq = UInt64(String(decoding: digits, as: UTF8.self)) else {
+                    throw Violation("a journal line does not start with its seq")
+                }
+                // The group's seq is its last line's.
+                let lastStart = (lines.dropLast().lastIndex(of: 0x0A).map { $0 + 1 }) ?? 0
+                let lastDigits = lines[lastStart...].dropFirst(7).prefix { $0 >= 0x30 && $0 <= 0x39 }
+                let last = UInt64(String(decoding: lastDigits, as: UTF8.self)) ?? seq
+                grouped += JournalGroup.group(seq: last, entries: lineCount, lines: lines)
+                ends.append((grouped.count, k))
+                start = k
+                lineCount = 0
+            }
+        }
+        func replay(_ bytes: [UInt8]) -> Persistence.Replayer {
+            var r = Persistence.Replayer(Reducer(state: initial, limits: limits))
+            r.feed(bytes)
+            r.finish()
+            return r
+        }
+        let whole = replay(grouped)
+        if let why = whole.bad ?? whole.ended { throw Violation("the grouped journal does not replay: \(why)") }
+        if whole.torn || Persistence.restored(whole.reducer.state) != want {
+            throw Violation("replaying the grouped journal gives another state")
+        }
+        var h: UInt64 = 14_695_981_039_346_656_037
+        for b in journal { h = (h ^ UInt64(b)) &* 1_099_511_628_211 }
+        // Not inside the marker: it is one write of under 130 bytes at offset 0, within one page
+        // and one sector, which neither a kill nor a power cut splits.
+        let cut = marker + Int(h % UInt64(grouped.count - marker + 1))
+        let file = Array(grouped[..<cut]) + journal
+        let differs = (cut..<min(file.count, grouped.count)).first { file[$0] != grouped[$0] } ?? min(file.count, grouped.count)
+        let plainEnd = ends.last { $0.grouped <= differs }?.plain ?? 0
+        var expected = Persistence.Replayer(Reducer(state: initial, limits: limits))
+        expected.feed(Array(journal[..<plainEnd]))
+        let r = replay(file)
+        if let bad = r.bad { throw Violation("a grouped journal cut at byte \(cut) reads as corrupt: \(bad)") }
+        if Persistence.restored(r.reducer.state) != Persistence.restored(expected.reducer.state) {
+            throw Violation("a grouped journal cut at byte \(cut) and followed by old bytes replays to another state than its whole groups")
         }
     }
 }

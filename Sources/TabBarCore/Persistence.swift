@@ -225,7 +225,8 @@ public enum Persistence {
                 return
             }
             if l.count >= JournalGroup.prefix.count, JournalGroup.prefix.elementsEqual(l.prefix(JournalGroup.prefix.count)) {
-                guard let h = JournalGroup.parseHeader(l) else { return stop("a group header that cannot be read") }
+                // (A header cut short and stitched to other bytes: the end of the groups, not corruption.)
+                guard let h = JournalGroup.parseHeader(l) else { return endGroup("a group header that cannot be read") }
                 if let last = lastGroupSeq, h.seq <= last { return endGroup("a group older than the one before it") }
                 if h.entries == 0 && goodBytes > 0 { return endGroup("an empty group after the start of the file") }
                 if h.entries > h.bytes { return endGroup("a group of more entries than bytes") }
