@@ -116,7 +116,8 @@ public enum Persistence {
         /// Bytes after the last complete line or group: a write that was cut off (never acknowledged).
         public var torn: Bool { bad == nil && ended == nil && probe == nil && (!partial.isEmpty || group != nil) }
 
-        private var stopped: Bool { bad != nil || ended != nil }
+        /// Whether the replay has stopped (bad, or ended): the rest of the file need not be read.
+        public var stopped: Bool { bad != nil || ended != nil }
 
         /// Ends the replay after the last byte: a search past a bad group that found
         /// nothing means the journal ended there.

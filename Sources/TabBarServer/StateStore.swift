@@ -113,7 +113,7 @@ final class StateStore {
             }
             var replayer = Persistence.Replayer(reducer)
             var chunk = [UInt8](repeating: 0, count: 65536)
-            while replayer.bad == nil {
+            while !replayer.stopped {  // (a reused journal's old bytes after its end are not read)
                 let n = try Posix.retry { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
                 if n == 0 { break }
                 chunk.withUnsafeBufferPointer { replayer.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) }

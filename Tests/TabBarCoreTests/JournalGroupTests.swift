@@ -97,6 +97,7 @@ import Testing
         let r = replay(file, from: reducer(atSeq: 30))
         #expect(r.bad == nil)
         #expect(r.ended == "a group older than the one before it")
+        #expect(r.stopped, "the rest of the file need not be read")
         #expect(!r.endedInGroup)
         #expect(r.goodBytes == new.bytes.count)
         #expect(r.reducer.state == new.states.last)
