@@ -184,9 +184,7 @@ public enum Persistence {
             guard let p = probe else { return }
             probe!.left -= withNewline.count
             if let h = group {
-                groupCheck.update(withNewline)
-                groupRemaining -= withNewline.count
-                groupLines += 1
+                take(withNewline)
                 if groupRemaining < 0 { group = nil }
                 else if groupRemaining == 0 {
                     group = nil
@@ -202,14 +200,29 @@ public enum Persistence {
                         return
                     }
                 }
-            } else if l.count >= JournalGroup.prefix.count, JournalGroup.prefix.elementsEqual(l.prefix(JournalGroup.prefix.count)),
-                      let h = JournalGroup.parseHeader(l), h.entries > 0, h.entries <= h.bytes {
-                group = h
-                groupRemaining = h.bytes
-                groupLines = 0
-                groupCheck = JournalCheck(seq: h.seq, entries: h.entries)
+            } else if Replayer.startsLikeAHeader(l), let h = JournalGroup.parseHeader(l), h.entries > 0, h.entries <= h.bytes {
+                begin(h)
             }
             if probe!.left <= 0 { finish() }
+        }
+
+        private static func startsLikeAHeader(_ l: UnsafeBufferPointer<UInt8>) -> Bool {
+            l.count >= JournalGroup.prefix.count && JournalGroup.prefix.elementsEqual(l.prefix(JournalGroup.prefix.count))
+        }
+
+        /// Starts reading the lines of the group `h` heads.
+        private mutating func begin(_ h: JournalGroup.Header) {
+            group = h
+            groupRemaining = h.bytes
+            groupLines = 0
+            groupCheck = JournalCheck(seq: h.seq, entries: h.entries)
+        }
+
+        /// Counts one line of the group being read into its length, lines and check.
+        private mutating func take(_ withNewline: UnsafeBufferPointer<UInt8>) {
+            groupCheck.update(withNewline)
+            groupRemaining -= withNewline.count
+            groupLines += 1
         }
 
         /// One line, newline included.
@@ -217,25 +230,20 @@ public enum Persistence {
             let l = UnsafeBufferPointer(rebasing: withNewline.dropLast())
             if probe != nil { return probeLine(withNewline, l) }
             if let h = group {
-                groupCheck.update(withNewline)
-                groupRemaining -= withNewline.count
+                take(withNewline)
                 guard groupRemaining >= 0 else { return endGroup("a line runs past the end of its group") }
-                groupLines += 1
                 if groupUnreadable == nil, let why = entry(l, counted: false) { groupUnreadable = why }
                 if groupRemaining == 0 { finishGroup(h) }
                 return
             }
-            if l.count >= JournalGroup.prefix.count, JournalGroup.prefix.elementsEqual(l.prefix(JournalGroup.prefix.count)) {
+            if Replayer.startsLikeAHeader(l) {
                 // (A header cut short and stitched to other bytes: the end of the groups, not corruption.)
                 guard let h = JournalGroup.parseHeader(l) else { return endGroup("a group header that cannot be read") }
                 if let last = lastGroupSeq, h.seq <= last { return endGroup("a group older than the one before it") }
                 if h.entries == 0 && goodBytes > 0 { return endGroup("an empty group after the start of the file") }
                 if h.entries > h.bytes { return endGroup("a group of more entries than bytes") }
-                group = h
+                begin(h)
                 groupHeaderBytes = withNewline.count
-                groupRemaining = h.bytes
-                groupLines = 0
-                groupCheck = JournalCheck(seq: h.seq, entries: h.entries)
                 groupUnreadable = nil
                 beforeGroup = (reducer, applied)
                 if h.bytes == 0 { finishGroup(h) }

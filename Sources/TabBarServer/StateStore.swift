@@ -404,15 +404,8 @@ final class StateStore {
             do throws(Errno) { try openJournal() } catch { return }  // the next commit retries (and fails the group if it cannot)
         }
         defer { close(journalFD); journalFD = -1 }
-        var room = [UInt8](repeating: 0, count: JournalGroup.headerRoom)
-        room.withUnsafeMutableBufferPointer { buf in
-            let end = buf.baseAddress! + buf.count
-            let header = JournalGroup.Header(seq: seq, entries: 0, bytes: 0,
-                                             check: JournalGroup.check(seq: seq, entries: 0, body: UnsafeRawBufferPointer(start: nil, count: 0)))
-            let start = JournalGroup.writeHeader(header, endingAt: end)
-            let n = end - start
-            if pwrite(journalFD, start, n, 0) == n { writePos = off_t(n) }
-        }
+        let marker = JournalGroup.group(seq: seq, entries: 0, lines: [])
+        if pwrite(journalFD, marker, marker.count, 0) == marker.count { writePos = off_t(marker.count) }
     }
 
     /// Keeps a journal the snapshot now holds as the spare, or deletes it if it is large.
