@@ -474,14 +474,12 @@ public enum ProtocolFuzz {
             k = nl + 1
             if lineCount == perGroup || k == journal.count {
                 let lines = Array(journal[start..<k])
-                let digits = lines.dropFirst(7).prefix { $0 >= 0x30 && $0 <= 0x39 }  // {"seq":N
-                guard lines.starts(with: Array(#"{"seq":"#.utf8)), let seq = UInt64(String(decoding: digits, as: UTF8.self)) else {
+                // The group's seq is its last line's: {"seq":N,…
+                let lastStart = lines.dropLast().lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+                let digits = lines[lastStart...].dropFirst(7).prefix { $0 >= 0x30 && $0 <= 0x39 }
+                guard lines[lastStart...].starts(with: Array(#"{"seq":"#.utf8)), let last = UInt64(String(decoding: digits, as: UTF8.self)) else {
                     throw Violation("a journal line does not start with its seq")
                 }
-                // The group's seq is its last line's.
-                let lastStart = (lines.dropLast().lastIndex(of: 0x0A).map { $0 + 1 }) ?? 0
-                let lastDigits = lines[lastStart...].dropFirst(7).prefix { $0 >= 0x30 && $0 <= 0x39 }
-                let last = UInt64(String(decoding: lastDigits, as: UTF8.self)) ?? seq
                 grouped += JournalGroup.group(seq: last, entries: lineCount, lines: lines)
                 ends.append((grouped.count, k))
                 start = k

@@ -45,13 +45,22 @@ public enum Persistence {
 
     /// Appends the journal line of one change (with its newline) to `line`.
     public static func journalLine(seq: UInt64, method: String, params: JSON?, into line: inout [UInt8]) {
+        if let params, params != .null {
+            journalLine(seq: seq, method: method, writeParams: { params.write(into: &$0) }, into: &line)
+        } else {
+            journalLine(seq: seq, method: method, writeParams: nil, into: &line)
+        }
+    }
+
+    /// `journalLine` with the params written by `writeParams` (the byte-level fast path), nil: none.
+    public static func journalLine(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?, into line: inout [UInt8]) {
         line.append(contentsOf: #"{"seq":"#.utf8)
-        line.append(contentsOf: String(seq).utf8)
+        Wire.writeInt(seq, into: &line)
         line.append(contentsOf: #","method":"#.utf8)
         JSON.writeString(method, into: &line)
-        if let params, params != .null {
+        if let writeParams {
             line.append(contentsOf: #","params":"#.utf8)
-            params.write(into: &line)
+            writeParams(&line)
         }
         line.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
     }

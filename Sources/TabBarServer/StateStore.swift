@@ -170,26 +170,20 @@ final class StateStore {
 
     /// Encodes one change into the pending group; `commit` writes the group.
     func stage(seq: UInt64, method: String, params: JSON?) {
-        if let params, params != .null {
-            stage(seq: seq, method: method) { params.write(into: &$0) }
-        } else {
-            stage(seq: seq, method: method, writeParams: nil)
-        }
+        var line: [UInt8] = []
+        Persistence.journalLine(seq: seq, method: method, params: params, into: &line)
+        stageLine(line, seq: seq)
     }
 
     /// `stage` with the params written by `writeParams` (the byte-level fast path), nil: none.
     func stage(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?) {
-        stagedSeq = seq
         var line: [UInt8] = []
-        line.append(contentsOf: #"{"seq":"#.utf8)
-        Wire.writeInt(seq, into: &line)
-        line.append(contentsOf: #","method":"#.utf8)
-        JSON.writeString(method, into: &line)
-        if let writeParams {
-            line.append(contentsOf: #","params":"#.utf8)
-            writeParams(&line)
-        }
-        line.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        Persistence.journalLine(seq: seq, method: method, writeParams: writeParams, into: &line)
+        stageLine(line, seq: seq)
+    }
+
+    private func stageLine(_ line: [UInt8], seq: UInt64) {
+        stagedSeq = seq
         staged.append(line)
         stagedCount += 1
     }
