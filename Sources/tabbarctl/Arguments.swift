@@ -47,6 +47,7 @@ enum Subcommand: Equatable {
     case feedback(profile: String?, volume: Double?)
     case stats
     case ping
+    case pipe(tokenFile: String?)
 }
 
 struct Invocation: Equatable {
@@ -285,6 +286,7 @@ enum Arguments {
         case "hide", "show":
             _ = try w.expect([])
             return .setHidden(spec.name == "hide", reason: w.value("--reason"), animated: w.flag("--animated"))
+        case "pipe": _ = try w.expect([]); return .pipe(tokenFile: w.value("--token-file"))
         case "configure":
             return .configure(file: try w.expect(["FILE"])[0])
         case "feedback":

@@ -115,6 +115,8 @@ struct CommandSpec {
         CommandSpec("ping", "", "check that the daemon answers (ping)", """
             Prints the daemon's version and the round-trip time.
             """),
+        CommandSpec("pipe", "[--token-file FILE]", "bridge stdin/stdout to the daemon, line by line (for websocketd)",
+                    options: ["--token-file": true], Pipe.help),
         CommandSpec("help", "[COMMAND]", "show help for tabbarctl or a command", """
             Same as `tabbarctl --help` or `tabbarctl COMMAND --help`.
             """),

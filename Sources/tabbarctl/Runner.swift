@@ -39,7 +39,7 @@ struct Output {
 enum Plan {
     static func request(_ command: Subcommand) -> (method: String, params: JSON?)? {
         switch command {
-        case .help, .version, .configure: return nil
+        case .help, .version, .configure, .pipe: return nil
         case .state: return ("state.get", nil)
         case .select(let target, let program, let ifSeq):
             var p: [JSON.Member] = []
@@ -132,6 +132,8 @@ struct Runner {
         case .version:
             output.out("tabbarctl \(Help.version) (protocol 1)")
             return ExitStatus.ok
+        case .pipe(let tokenFile):
+            return try Pipe(options: options, output: output, tokenFile: tokenFile).run()
         case .monitor:
             return try Monitor(options: options, output: output).run(command, connection: connect())
         case .configure(let file):
