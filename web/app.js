@@ -1,0 +1,177 @@
+// app.js — the demo page: one bar (bar.js) kept by one client (tabbard.js), the
+// style switcher over examples/, the navigation and scroll controls. Every input
+// goes to the daemon; the page draws what the daemon's state says.
+import { TabbardClient } from "./tabbard.js";
+import { BarView } from "./bar.js";
+
+const $ = (sel) => document.querySelector(sel);
+const client = new TabbardClient(TabbardClient.bridgeURL());
+const view = new BarView($("#bar-frame"), { onActivate: activate });
+const status = $("#status");
+const screen = $("#screen");
+const scroller = $("#content");
+
+/** Click-to-look figures (docs/PERFORMANCE.md): ms from the input to the frame that paints it. */
+const latency = { samples: [], pending: null };
+window.tabbard = { client, view, latency };
+
+client.addEventListener("status", (e) => {
+  const { status: s, reason } = e.detail;
+  document.body.dataset.connection = s;
+  status.textContent = {
+    connecting: client.reconnects ? "reconnecting to tabbard…" : "connecting to tabbard…",
+    open: `connected to ${client.hello?.server ?? "tabbard"} ${client.hello?.version ?? ""}`,
+    closed: "connection lost; retrying…",
+    refused: `refused: ${reason ?? "the bridge said no"}`,
+  }[s] ?? s;
+});
+
+client.addEventListener("state", (e) => {
+  const state = e.detail.state;
+  view.render(state);
+  drawScreen(state);
+  $("#seq").textContent = `seq ${e.detail.seq}`;
+  if (latency.pending && state.selected === latency.pending.tab) settle();
+});
+
+client.addEventListener("cue", (e) => view.playCue(e.detail.cue));
+
+// MARK: touches — every pointer sequence on the screen is a touch the daemon judges.
+
+const touches = new Map(); // pointerId → touch_id
+let nextTouch = Math.floor(Math.random() * 1e9);
+
+screen.addEventListener("pointerdown", (e) => {
+  if (e.button !== 0 || !client.state) return;
+  const id = nextTouch++;
+  touches.set(e.pointerId, id);
+  screen.setPointerCapture?.(e.pointerId);
+  send("down", e, id);
+});
+screen.addEventListener("pointerup", (e) => {
+  const id = touches.get(e.pointerId);
+  if (id === undefined) return;
+  touches.delete(e.pointerId);
+  send("up", e, id);
+});
+screen.addEventListener("pointercancel", (e) => {
+  const id = touches.get(e.pointerId);
+  if (id === undefined) return;
+  touches.delete(e.pointerId);
+  send("cancel", e, id);
+});
+
+function send(phase, e, touchId) {
+  const { x, y } = view.toBar(e.clientX, e.clientY);
+  const started = performance.now();
+  client.request("touch", { phase, x: round(x), y: round(y), touch_id: touchId })
+    .then((r) => {
+      if (r.commit === "select") track(r.target, started);
+    })
+    .catch((err) => showError(err));
+}
+
+// MARK: keyboard (bar.js moves the focus; Enter/Space land here)
+
+function activate(item) {
+  if (!item.enabled) return;
+  const started = performance.now();
+  const method = item.kind === "tab" ? "tab.select" : "action.trigger";
+  client.request(method, { tab: item.id })
+    .then(() => item.kind === "tab" && track(item.id, started))
+    .catch(showError);
+}
+
+// MARK: latency of the selected look
+
+function track(tab, started) {
+  latency.pending = { tab, started };
+  if (client.state?.selected === tab) settle();
+}
+
+function settle() {
+  const { started } = latency.pending;
+  latency.pending = null;
+  requestAnimationFrame(() => latency.samples.push(performance.now() - started));
+}
+
+// MARK: the screen above the bar
+
+function drawScreen(state) {
+  const sel = state.items.find((i) => i.id === state.selected);
+  const depth = state.visibility.nav_stack?.length ?? 0;
+  $("#screen-title").textContent = (sel?.presentation?.title ?? sel?.title ?? "") + (depth ? ` › screen ${depth + 1}` : "");
+  $("#active").textContent = state.active_action
+    ? `action: ${state.items.find((i) => i.id === state.active_action)?.action ?? state.active_action}` : "";
+  $("#back").disabled = depth === 0;
+}
+
+let lastTop = 0;
+let pendingDy = 0;
+scroller.addEventListener("scroll", () => {
+  pendingDy += scroller.scrollTop - lastTop;
+  lastTop = scroller.scrollTop;
+  if (pendingDy !== 0 && !scroller.dataset.queued) {
+    scroller.dataset.queued = "1";
+    requestAnimationFrame(() => {
+      delete scroller.dataset.queued;
+      const dy = pendingDy;
+      pendingDy = 0;
+      if (dy) client.request("scroll", { dy: round(dy) }).catch(showError);
+    });
+  }
+});
+
+$("#push").addEventListener("click", () => client.request("nav.push", { hides_bar: true }).catch(showError));
+$("#back").addEventListener("click", () => client.request("nav.pop").catch(showError));
+$("#finish").addEventListener("click", () => {
+  const tab = client.state?.active_action;
+  if (tab) client.request("action.finish", { tab }).catch(showError);
+});
+
+// MARK: the style switcher
+
+async function loadStyles() {
+  const list = $("#styles");
+  let names = [];
+  try {
+    names = await (await fetch("examples/index.json")).json();
+  } catch {
+    list.textContent = "no examples/ here";
+    return;
+  }
+  for (const name of names) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = name.replace(/-/g, " ");
+    b.dataset.style = name;
+    b.addEventListener("click", () => applyStyle(name));
+    list.append(b);
+  }
+}
+
+async function applyStyle(name) {
+  try {
+    const params = await (await fetch(`examples/${name}.json`)).json();
+    await client.request("bar.configure", params);
+    for (const b of document.querySelectorAll("#styles button")) b.setAttribute("aria-pressed", String(b.dataset.style === name));
+    document.body.dataset.style = name;
+  } catch (e) {
+    showError(e);
+  }
+}
+window.tabbard.applyStyle = applyStyle;
+
+function showError(err) {
+  $("#error").textContent = err?.message ?? String(err);
+}
+
+function round(v) { return Math.round(v * 100) / 100; }
+
+for (let i = 1; i <= 60; i++) {
+  const row = document.createElement("p");
+  row.textContent = `Row ${i}: scroll me — down hides the bar in bars that hide on scroll`;
+  scroller.append(row);
+}
+loadStyles();
+client.start();

@@ -1,0 +1,299 @@
+// tabbard.js — a small client for tabbard over a WebSocket line bridge
+// (`tabbard-web`: websocketd + `tabbarctl pipe`). No dependencies, no build step.
+// Documented in docs/WEB.md. One WebSocket message is one JSON-RPC line.
+//
+//   import { TabbardClient } from "./tabbard.js";
+//   const client = new TabbardClient(TabbardClient.bridgeURL());
+//   client.addEventListener("state", (e) => draw(e.detail.state));
+//   client.start();
+//   await client.request("tab.select", { tab: "chat" });
+
+/** An error reply from the daemon (or a timeout / lost connection on this side). */
+export class TabbardError extends Error {
+  constructor(message, { code = null, kind = "client", data = null } = {}) {
+    super(message);
+    this.name = "TabbardError";
+    this.code = code;
+    this.kind = kind; // the daemon's data.kind, or "timeout" / "disconnected" / "client"
+    this.data = data;
+  }
+}
+
+/**
+ * Connects, reads `hello`, subscribes, and keeps `state` — a local copy of the
+ * daemon's state, applied from events and replaced on `state.resync` — until
+ * `stop()`. Reconnects with back-off and subscribes again after every loss.
+ *
+ * Events (an EventTarget; `detail` in brackets):
+ *   "status"  {status: "connecting"|"open"|"closed"|"refused", reason}
+ *   "hello"   {hello}                  the daemon's hello params
+ *   "state"   {state, seq, cause}      the copy changed; cause is the event message or null
+ *   "message" {message}                every notification from the daemon, as received
+ *   "cue"     {cue}                    an animation.cue's params (what to animate)
+ */
+export class TabbardClient extends EventTarget {
+  constructor(url, { timeoutMs = 5000, topics = null, minDelayMs = 250, maxDelayMs = 5000 } = {}) {
+    super();
+    this.url = url;
+    this.timeoutMs = timeoutMs;
+    this.topics = topics;
+    this.minDelayMs = minDelayMs;
+    this.maxDelayMs = maxDelayMs;
+    this.state = null;
+    this.seq = -1;
+    this.hello = null;
+    this.status = "closed";
+    this.reconnects = 0;
+    this._ws = null;
+    this._nextId = 1;
+    this._pending = new Map(); // id → {resolve, reject, timer}
+    this._delay = minDelayMs;
+    this._stopped = true;
+    this._retry = null;
+  }
+
+  /** The bridge's address for a page served by tabbard-web: same host, the page's token. */
+  static bridgeURL(location = globalThis.location) {
+    const token = new URLSearchParams(location.search).get("token") || "";
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}/bridge?token=${encodeURIComponent(token)}`;
+  }
+
+  /** Connects (and keeps reconnecting until `stop()`). */
+  start() {
+    this._stopped = false;
+    this._open();
+  }
+
+  /** Closes the connection for good; pending requests fail with kind "disconnected". */
+  stop() {
+    this._stopped = true;
+    clearTimeout(this._retry);
+    if (this._ws) this._ws.close();
+  }
+
+  /**
+   * Sends a request; resolves with its `result`, rejects with a TabbardError
+   * (the daemon's error, "timeout" after `timeoutMs`, or "disconnected").
+   */
+  request(method, params = undefined, { timeoutMs = this.timeoutMs } = {}) {
+    return new Promise((resolve, reject) => {
+      if (!this._ws || this._ws.readyState !== WebSocket.OPEN || !this.hello) {
+        reject(new TabbardError(`not connected to tabbard (${this.status})`, { kind: "disconnected" }));
+        return;
+      }
+      const id = this._nextId++;
+      const timer = setTimeout(() => {
+        this._pending.delete(id);
+        reject(new TabbardError(`no reply to ${method} within ${timeoutMs} ms`, { kind: "timeout" }));
+      }, timeoutMs);
+      this._pending.set(id, { resolve, reject, timer, method });
+      this._send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+    });
+  }
+
+  /** Sends a notification (no reply, not even an error). */
+  notify(method, params = undefined) {
+    if (this._ws && this._ws.readyState === WebSocket.OPEN) {
+      this._send({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
+    }
+  }
+
+  // MARK: connection
+
+  _open() {
+    this._setStatus("connecting");
+    this.hello = null;
+    let ws;
+    try {
+      ws = new WebSocket(this.url);
+    } catch (e) {
+      this._setStatus("refused", String(e));
+      return;
+    }
+    this._ws = ws;
+    ws.onmessage = (e) => this._receive(ws, e.data);
+    ws.onclose = () => this._closed(ws);
+  }
+
+  _closed(ws) {
+    if (ws !== this._ws) return;
+    this._ws = null;
+    for (const [, p] of this._pending) {
+      clearTimeout(p.timer);
+      p.reject(new TabbardError(`the connection closed before the reply to ${p.method}`, { kind: "disconnected" }));
+    }
+    this._pending.clear();
+    if (this.status === "refused" || this._stopped) {
+      if (this.status !== "refused") this._setStatus("closed");
+      return;
+    }
+    this._setStatus("closed");
+    const delay = this._delay * (0.75 + Math.random() * 0.5);
+    this._delay = Math.min(this.maxDelayMs, this._delay * 2);
+    this._retry = setTimeout(() => { this.reconnects++; this._open(); }, delay);
+  }
+
+  _send(message) {
+    this._ws.send(JSON.stringify(message));
+  }
+
+  _receive(ws, text) {
+    if (ws !== this._ws) return;
+    for (const line of String(text).split("\n")) {
+      if (line.trim() === "") continue;
+      let message;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        console.warn("tabbard: a line that is not JSON:", line.slice(0, 200));
+        continue;
+      }
+      this._dispatch(message);
+    }
+  }
+
+  _dispatch(m) {
+    if (m.id !== undefined && m.id !== null && (("result" in m) || ("error" in m))) {
+      const p = this._pending.get(m.id);
+      if (!p) return;
+      this._pending.delete(m.id);
+      clearTimeout(p.timer);
+      if (m.error) {
+        const d = m.error.data || {};
+        p.reject(new TabbardError(m.error.message, { code: m.error.code, kind: d.kind || "error", data: d }));
+      } else {
+        p.resolve(m.result);
+      }
+      return;
+    }
+    if (m.error) { // id null: the bridge or the daemon refused us (permission_denied) before hello
+      const kind = (m.error.data || {}).kind;
+      if (kind === "permission_denied" || !this.hello) this._setStatus("refused", m.error.message);
+      return;
+    }
+    if (m.method === "hello") {
+      this.hello = m.params;
+      this.dispatchEvent(new CustomEvent("hello", { detail: { hello: m.params } }));
+      this._subscribe();
+      return;
+    }
+    if (typeof m.method === "string") {
+      this.dispatchEvent(new CustomEvent("message", { detail: { message: m } }));
+      this._apply(m);
+    }
+  }
+
+  async _subscribe() {
+    try {
+      const result = await this.request("subscribe", this.topics ? { topics: this.topics } : undefined);
+      this._delay = this.minDelayMs;
+      this._replace(result.seq, result.state, null);
+      this._setStatus("open");
+    } catch (e) {
+      if (e.kind !== "disconnected" && this._ws) this._ws.close();
+    }
+  }
+
+  async _refresh(cause) {
+    try {
+      const result = await this.request("state.get");
+      if (result.seq >= this.seq) this._replace(result.seq, result.state, cause);
+    } catch { /* the reconnect will replace it */ }
+  }
+
+  _replace(seq, state, cause) {
+    this.seq = seq;
+    this.state = state;
+    this._changed(cause);
+  }
+
+  _changed(cause) {
+    this.dispatchEvent(new CustomEvent("state", { detail: { state: this.state, seq: this.seq, cause } }));
+  }
+
+  _setStatus(status, reason = null) {
+    this.status = status;
+    this.dispatchEvent(new CustomEvent("status", { detail: { status, reason } }));
+  }
+
+  // MARK: applying events to the local copy
+
+  _apply(m) {
+    const p = m.params || {};
+    if (m.method === "animation.cue") {
+      this.dispatchEvent(new CustomEvent("cue", { detail: { cue: p } }));
+      return;
+    }
+    if (m.method === "server.stopping" || m.method === "sound.played" || !this.state) return;
+    if (m.method === "state.resync" || m.method === "bar.configured") {
+      this._replace(p.seq, p.state, m);
+      return;
+    }
+    const gap = typeof p.seq === "number" && this.seq >= 0 && p.seq > this.seq + 1;
+    if (typeof p.seq === "number" && p.seq > this.seq) this.seq = p.seq;
+    const s = this.state;
+    const item = (id) => s.items.find((i) => i.id === id);
+    switch (m.method) {
+      case "tab.selected":
+        s.previous = p.previous;
+        s.selected = p.tab;
+        s.active_action = null;
+        presentAll(s);
+        break;
+      case "tab.reselected":
+        break;
+      case "tab.highlighted":
+        s.highlighted = p.phase === "begin" ? p.tab : (s.highlighted === p.tab ? null : s.highlighted);
+        break;
+      case "action.triggered":
+        s.active_action = p.tab;
+        break;
+      case "action.finished":
+        s.active_action = null;
+        break;
+      case "badge.changed": {
+        const i = item(p.tab);
+        if (i) {
+          i.badge = p.badge;
+          if (p.hidden_badge) i.hidden_badge = p.hidden_badge; else delete i.hidden_badge;
+        }
+        break;
+      }
+      case "feedback.changed":
+        s.feedback = p.feedback;
+        break;
+      case "bar.visibility":
+        s.visibility = { ...s.visibility, hidden: p.hidden, phase: p.phase, reasons: p.reasons,
+                         nav_stack: p.nav_stack, duration_ms: p.duration_ms };
+        break;
+      case "animation.began":
+        s.animations = [...(s.animations || []), { animation: p.animation, kind: p.kind, tab: p.tab, duration_ms: p.duration_ms }];
+        break;
+      case "animation.ended":
+        s.animations = (s.animations || []).filter((a) => a.animation !== p.animation);
+        break;
+      default:
+        return; // an event this client does not know: ignored, as the protocol asks
+    }
+    this._changed(m);
+    if (gap) this._refresh(m); // a seq jump: something was missed; read the whole state
+  }
+}
+
+/**
+ * What an item shows now (PROTOCOL.md, "The state"): its morph while a morphing
+ * item is selected, its selected_icon while a plain tab is selected, else its own
+ * title and icon. The daemon sends `presentation` in every state; events only say
+ * which tab is selected, so the copy recomputes it by the same rule.
+ */
+export function presentAll(state) {
+  for (const i of state.items) {
+    const selected = i.id === state.selected;
+    if (selected && i.morph) {
+      i.presentation = { title: i.morph.title ?? i.title, icon: i.morph.icon ?? i.icon, morphed: true };
+    } else {
+      i.presentation = { title: i.title, icon: (selected && i.selected_icon) || i.icon, morphed: false };
+    }
+  }
+}
