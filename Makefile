@@ -30,7 +30,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
+.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean web web-deps web-test-deps test-web
 
 all: build
 
@@ -50,7 +50,7 @@ run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
 ## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units, a short fuzz run
-test: deps test-swift test-contract test-units test-sandbox fuzz-smoke
+test: deps test-swift test-contract test-units test-sandbox fuzz-smoke test-web
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -72,21 +72,60 @@ test-sandbox:
 install: release
 	install -d $(BINDIR) $(SHAREDIR)/sounds $(DOCDIR)
 	install -m 0755 .build/release/tabbard .build/release/tabbarctl $(BINDIR)/
+	install -m 0755 web/tabbard-web $(BINDIR)/
+	install -d $(SHAREDIR)/web $(SHAREDIR)/examples $(DOCDIR)/images
+	install -m 0644 web/*.html web/*.js web/*.css $(SHAREDIR)/web/
+	install -m 0644 examples/*.json $(SHAREDIR)/examples/
+	install -m 0644 docs/images/*.png $(DOCDIR)/images/
 	install -m 0644 Sounds/*.wav $(SHAREDIR)/sounds/
 	install -m 0644 docs/*.md README.md $(DOCDIR)/
 	systemd/render.sh $(PREFIX) .build/systemd
 	install -d $(UNITDIR)/user $(UNITDIR)/system $(SYSUSERSDIR) $(TMPFILESDIR)
-	install -m 0644 .build/systemd/user/tabbard.service .build/systemd/user/tabbard.socket $(UNITDIR)/user/
+	install -m 0644 .build/systemd/user/tabbard.service .build/systemd/user/tabbard.socket .build/systemd/user/tabbard-web.service $(UNITDIR)/user/
 	install -m 0644 .build/systemd/system/tabbard.service .build/systemd/system/tabbard.socket $(UNITDIR)/system/
 	install -m 0644 .build/systemd/sysusers.d/tabbard.conf $(SYSUSERSDIR)/
 	install -m 0644 .build/systemd/tmpfiles.d/tabbard.conf $(TMPFILESDIR)/
 
 uninstall:
-	rm -f $(BINDIR)/tabbard $(BINDIR)/tabbarctl
+	rm -f $(BINDIR)/tabbard $(BINDIR)/tabbarctl $(BINDIR)/tabbard-web $(UNITDIR)/user/tabbard-web.service
 	rm -rf $(SHAREDIR) $(DOCDIR)
 	rm -f $(UNITDIR)/user/tabbard.socket $(UNITDIR)/user/tabbard.service \
 	  $(UNITDIR)/system/tabbard.socket $(UNITDIR)/system/tabbard.service \
 	  $(SYSUSERSDIR)/tabbard.conf $(TMPFILESDIR)/tabbard.conf
+
+## web: the browser front end (docs/WEB.md) on http://127.0.0.1:$(WEB_PORT)/ — starts a daemon on
+## the default socket first if none answers there; prints the address (with its token) to open.
+WEB_PORT ?= 8765
+WEB_APT_PACKAGES = websocketd
+WEB_TEST_APT_PACKAGES = websocketd chromium python3-venv
+# Playwright for Python (PyPI) in a project-local venv; its own browser download is not used.
+WEB_VENV = .build/web-venv
+
+web-deps: deps
+	$(call apt_install,$(WEB_APT_PACKAGES))
+
+web: release web-deps
+	@ctl=.build/release/tabbarctl; daemon=""; \
+	if ! $$ctl ping >/dev/null 2>&1; then \
+	  echo "no tabbard answers on the default socket: starting one"; \
+	  .build/release/tabbard --audio auto --sounds Sounds & daemon=$$!; \
+	  for i in $$(seq 300); do $$ctl ping >/dev/null 2>&1 && break; kill -0 $$daemon 2>/dev/null || exit 1; sleep 0.1; done; \
+	fi; \
+	trap '[ -z "$$daemon" ] || kill $$daemon' EXIT; \
+	TABBARCTL=$$ctl web/tabbard-web --port $(WEB_PORT) $(ARGS)
+
+web-test-deps: deps
+	$(call apt_install,$(WEB_TEST_APT_PACKAGES))
+	@$(WEB_VENV)/bin/python -c 'import playwright' 2>/dev/null || { \
+	  echo "Installing Playwright for Python into $(WEB_VENV)"; \
+	  python3 -m venv $(WEB_VENV) && $(WEB_VENV)/bin/pip install -q playwright; }
+
+## test-web: the page in headless Chromium against a daemon and its bridge (tests/web/); saves docs/images/*.png
+test-web: web-test-deps
+	$(SWIFT) build --product tabbard
+	$(SWIFT) build --product tabbarctl
+	$(WEB_VENV)/bin/python tests/web/test_web.py --bin "$$($(SWIFT) build --show-bin-path)" --sounds "$(CURDIR)/Sounds" \
+	  --root "$(CURDIR)" --screenshots "$(CURDIR)/docs/images"
 
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.

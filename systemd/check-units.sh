@@ -37,6 +37,7 @@ fail() { echo "FAIL: $*"; status=1; }
 mkdir -p "$tmp/prefix/bin" "$tmp/xdg"
 chmod 0700 "$tmp/xdg"
 ln -s "$exe" "$tmp/prefix/bin/tabbard"
+ln -s "$here/../web/tabbard-web" "$tmp/prefix/bin/tabbard-web"
 "$here/render.sh" "$tmp/prefix" "$tmp/units"
 
 # ExecReload=/bin/kill comes from procps, which every host running systemd as
@@ -61,6 +62,14 @@ verify() { # LABEL DIR [systemd-analyze options...]
 }
 verify system "$tmp/units/system"
 XDG_RUNTIME_DIR="$tmp/xdg" verify user "$tmp/units/user" --user
+rc=0  # the web front end's user unit (docs/WEB.md)
+out="$(cd "$tmp/units/user" && XDG_RUNTIME_DIR="$tmp/xdg" systemd-analyze --user verify --man=no tabbard-web.service 2>&1)" || rc=$?
+if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
+    fail "systemd-analyze verify (user) tabbard-web.service exit=$rc:"
+    printf '%s\n' "$out" | sed 's/^/    /'
+else
+    echo "ok: systemd-analyze verify --man=no user/tabbard-web.service (no output, exit 0)"
+fi
 
 # 3. sysusers + tmpfiles into a scratch root
 root="$tmp/root"

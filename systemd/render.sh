@@ -8,6 +8,7 @@
 # environment variables BINDIR, PKGDATADIR, DOCDIR — and writes:
 #   OUTDIR/system/tabbard.service  OUTDIR/system/tabbard.socket
 #   OUTDIR/user/tabbard.service    OUTDIR/user/tabbard.socket
+#   OUTDIR/user/tabbard-web.service
 #   OUTDIR/sysusers.d/tabbard.conf OUTDIR/tmpfiles.d/tabbard.conf   (copied)
 # Example: systemd/render.sh /usr/local build/systemd
 set -euo pipefail
@@ -36,7 +37,9 @@ done
 
 for scope in system user; do
     mkdir -p "$out/$scope"
-    for unit in tabbard.service tabbard.socket; do
+    units="tabbard.service tabbard.socket"
+    [ "$scope" = user ] && units="$units tabbard-web.service"  # the web front end (docs/WEB.md)
+    for unit in $units; do
         sed -e "s|@bindir@|$bindir|g" \
             -e "s|@pkgdatadir@|$pkgdatadir|g" \
             -e "s|@docdir@|$docdir|g" \

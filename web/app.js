@@ -129,6 +129,20 @@ $("#finish").addEventListener("click", () => {
   if (tab) client.request("action.finish", { tab }).catch(showError);
 });
 
+// Badges go on the second and the last selectable tab of whatever bar is up.
+function tabsOf(state) { return state.items.filter((i) => i.kind === "tab"); }
+$("#badge-count").addEventListener("click", () => {
+  const t = tabsOf(client.state)[1] ?? tabsOf(client.state)[0];
+  client.request("badge.set", { tab: t.id, count: 120 }).catch(showError);
+});
+$("#badge-dot").addEventListener("click", () => {
+  const tabs = tabsOf(client.state);
+  client.request("badge.set", { tab: tabs[tabs.length - 1].id, dot: true }).catch(showError);
+});
+$("#badge-clear").addEventListener("click", () => {
+  for (const i of client.state.items) if (i.badge) client.request("badge.clear", { tab: i.id }).catch(showError);
+});
+
 // MARK: the style switcher
 
 async function loadStyles() {

@@ -67,11 +67,10 @@ export function iconSVG(name) {
   const key = NAMES[base] ?? NAMES[base.replace(/\.(circle|square)$/, "")];
   const attrs = `viewBox="0 0 24 24" width="24" height="24" aria-hidden="true" focusable="false" data-icon="${esc(name)}"`;
   if (key) {
-    const fill = filled && key !== "plus" && key !== "list" ? "currentColor" : "none";
-    const circle = /\.circle/.test(base) && key === "plus"
-      ? `<circle cx="12" cy="12" r="10" fill="${filled ? "currentColor" : "none"}" stroke="currentColor" stroke-width="1.8"/>` : "";
-    const stroke = circle && filled ? "var(--on-accent, #fff)" : "currentColor";
-    return `<svg ${attrs}>${circle}<path d="${P[key]}" fill="${circle ? "none" : fill}" fill-rule="evenodd" stroke="${stroke}" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round"/></svg>`;
+    // Outline by default; ".fill" fills closed shapes. "plus.circle(.fill)" is drawn as
+    // the plus alone: the center button it sits on is already the circle.
+    const fill = filled && key !== "plus" && key !== "list" && key !== "refresh" ? "currentColor" : "none";
+    return `<svg ${attrs}><path d="${P[key]}" fill="${fill}" fill-rule="evenodd" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round"/></svg>`;
   }
   const letter = CUSTOM[base] ?? base.replace(/^custom\./, "").charAt(0).toUpperCase();
   return `<svg ${attrs}><rect x="3" y="3" width="18" height="18" rx="5" fill="${filled ? "currentColor" : "none"}" stroke="currentColor" stroke-width="1.8"/>` +

@@ -3,7 +3,7 @@
 
 Usage: wsclient.py URL ORIGIN [LINE…] — connects to ws://HOST:PORT/PATH?QUERY with
 the Origin header ORIGIN, sends each LINE as a text message, and prints every text
-message received, one per line, until the server closes or 5 s pass in silence.
+message received, one per line, until the first reply or error, the server's close, or 5 s of silence.
 Prints `HTTP <status>` and exits 3 when the upgrade is refused.
 """
 import base64
@@ -82,6 +82,8 @@ def main():
         send_text(sock, line)
     for m in messages(sock, rest):
         print(m.rstrip("\n"), flush=True)
+        if '"id":' in m:  # a reply or an error: the exchange is over
+            break
 
 
 if __name__ == "__main__":

@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""The web front end in a real browser: Debian's headless Chromium driven by
+Playwright, against a daemon on a temporary socket and its tabbard-web bridge on
+an ephemeral port. Every check drives the page only through the DOM contract of
+docs/WEB.md and reads the daemon with tabbarctl. Waits are for conditions, never
+fixed sleeps. Saves a screenshot of every example bar (--screenshots DIR).
+
+Usage: test_web.py --bin DIR --sounds DIR --root REPO [--screenshots DIR]
+Prints `ok …`/`FAIL …` per check and a closing `N passed, N failed`.
+"""
+import argparse
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+from playwright.sync_api import sync_playwright
+
+WAIT_MS = 20000  # generous: the machine may be loaded
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def deadline_loop(seconds, what):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        yield
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+class Lines:
+    """The stdout lines of a process, read by a thread, waited on with a deadline."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.q = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.q.put(line.rstrip("\n"))
+        self.q.put(None)
+
+    def wait(self, predicate, what, seconds=WAIT_MS / 1000):
+        for line in self.seen:
+            if predicate(line):
+                return line
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {what}; saw {self.seen[-5:]}")
+            try:
+                line = self.q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"the process ended before {what}; saw {self.seen[-5:]}")
+            self.seen.append(line)
+            if predicate(line):
+                return line
+
+
+class Rig:
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="tabbard-web-test.")
+        os.chmod(self.tmp, 0o700)
+        self.runtime = os.path.join(self.tmp, "run")
+        os.mkdir(self.runtime, 0o700)
+        self.sock = os.path.join(self.tmp, "s")
+        self.state = os.path.join(self.tmp, "state.json")
+        self.ctl = os.path.join(args.bin, "tabbarctl")
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime, TABBARCTL=self.ctl,
+                        TABBARD_EXAMPLES_DIR=os.path.join(args.root, "examples"))
+        self.env.pop("TABBARD_SOCKET", None)
+        self.daemon = None
+        self.web = None
+        self.monitor = None
+
+    def start_daemon(self):
+        log = open(os.path.join(self.tmp, "daemon.log"), "a")
+        self.daemon = subprocess.Popen(
+            [os.path.join(self.args.bin, "tabbard"), "--socket", self.sock, "--state", self.state,
+             "--audio", "null", "--sounds", self.args.sounds], stdout=log, stderr=log, env=self.env)
+        for _ in deadline_loop(30, "the daemon to answer"):
+            if self.daemon.poll() is not None:
+                raise AssertionError(f"the daemon exited with {self.daemon.returncode}")
+            if subprocess.run([self.ctl, "--socket", self.sock, "ping"], capture_output=True).returncode == 0:
+                return
+
+    def stop_daemon(self):
+        self.daemon.terminate()
+        self.daemon.wait(timeout=30)
+
+    def start_web(self):
+        self.port = free_port()
+        self.web = subprocess.Popen(
+            [os.path.join(self.args.root, "web", "tabbard-web"), "--socket", self.sock, "--port", str(self.port)],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(self.tmp, "web.log"), "a"), text=True, env=self.env)
+        line = Lines(self.web).wait(lambda l: l.startswith("web: "), "tabbard-web's address line", 30)
+        self.url = line.split(" ", 1)[1]
+        assert self.url.startswith(f"http://127.0.0.1:{self.port}/?token="), self.url
+        self.token = self.url.split("token=", 1)[1]
+
+    def start_monitor(self):
+        self.monitor = subprocess.Popen([self.ctl, "--socket", self.sock, "monitor", "--json"],
+                                        stdout=subprocess.PIPE, text=True, env=self.env)
+        self.events = Lines(self.monitor)
+        self.events.wait(lambda l: l.startswith('{"seq"'), "the monitor's snapshot")
+
+    def ctl_json(self, *words):
+        out = subprocess.run([self.ctl, "--socket", self.sock, "--json", *words],
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out)
+
+    def state_now(self):
+        return self.ctl_json("state")["state"]
+
+    def close(self):
+        for p in (self.monitor, self.web, self.daemon):
+            if p and p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        if self.args.keep:
+            print("kept", self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# MARK: page helpers (the DOM contract only)
+
+def open_page(browser, rig):
+    page = browser.new_page(viewport={"width": 420, "height": 640})
+    page.on("pageerror", lambda e: print("  page error:", e))
+    page.goto(rig.url)
+    page.wait_for_function("document.body.dataset.connection === 'open'", timeout=WAIT_MS)
+    return page
+
+
+def selected_is(page, tab):
+    page.wait_for_selector(f'[data-tab="{tab}"][aria-selected="true"]', state="attached", timeout=WAIT_MS)
+
+
+def bar_is(page, hidden, phase):
+    page.wait_for_selector(f'.bar[data-hidden="{str(hidden).lower()}"][data-phase="{phase}"]', state="attached", timeout=WAIT_MS)
+
+
+def page_items(page):
+    return page.eval_on_selector_all(
+        "[data-tab]", "els => els.map(e => [e.dataset.tab, e.querySelector('.title').textContent])")
+
+
+def settled(page):
+    """No animation running on the bar and the bar idle."""
+    page.wait_for_function(
+        "document.querySelector('.bar').dataset.phase === 'idle' && "
+        "document.querySelector('.bar').getAnimations({subtree: true}).length === 0", timeout=WAIT_MS)
+
+
+# MARK: the checks
+
+def check_items(rig, page, ctx):
+    want = [[i["id"], i["presentation"]["title"]] for i in rig.state_now()["items"]]
+    assert page_items(page) == want, f"page {page_items(page)} != daemon {want}"
+
+
+def check_click_selects(rig, page, ctx):
+    page.click('[data-tab="chat"]')
+    for _ in deadline_loop(WAIT_MS / 1000, "the daemon to select chat"):
+        if rig.state_now()["selected"] == "chat":
+            break
+    selected_is(page, "chat")
+    assert page.get_attribute('[data-tab="home"]', "aria-selected") == "false"
+
+
+def check_badge(rig, page, ctx):
+    subprocess.run([rig.ctl, "--socket", rig.sock, "badge", "chat", "120"], check=True, capture_output=True)
+    page.wait_for_function(
+        "document.querySelector('[data-tab=\"chat\"] [data-badge]')?.textContent === '99+'", timeout=WAIT_MS)
+    subprocess.run([rig.ctl, "--socket", rig.sock, "badge", "me", "--dot"], check=True, capture_output=True)
+    page.wait_for_selector('[data-tab="me"] [data-badge].dot', timeout=WAIT_MS)
+    assert page.text_content('[data-tab="me"] [data-badge]') == ""
+
+
+def check_raised_button(rig, page, ctx):
+    bar_top = page.eval_on_selector(".bar-bg", "e => e.getBoundingClientRect().top")
+    box = page.eval_on_selector('[data-tab="post"]', "e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width] }")
+    x, y = box[0] + box[2] / 2, box[1] + 6  # near the top of the circle, well above the bar
+    assert y < bar_top - 5, f"the point {y} is not above the bar's top edge {bar_top}"
+    page.mouse.click(x, y)
+    rig.events.wait(lambda l: '"action.triggered"' in l and '"post"' in l, "action.triggered for post")
+    page.wait_for_selector('[data-tab="post"].active', timeout=WAIT_MS)
+
+
+def check_push_pop(rig, page, ctx):
+    subprocess.run([rig.ctl, "--socket", rig.sock, "push", "--hides-bar"], check=True, capture_output=True)
+    bar_is(page, True, "hiding")
+    bar_is(page, True, "idle")
+    screen_bottom = page.eval_on_selector("#screen", "e => e.getBoundingClientRect().bottom")
+    bar_top = page.eval_on_selector(".bar-bg", "e => e.getBoundingClientRect().top")
+    assert bar_top >= screen_bottom - 1, f"hidden bar's top {bar_top} is still on screen (bottom {screen_bottom})"
+    subprocess.run([rig.ctl, "--socket", rig.sock, "pop"], check=True, capture_output=True)
+    bar_is(page, False, "showing")
+    bar_is(page, False, "idle")
+    settled(page)
+    bar_top = page.eval_on_selector(".bar-bg", "e => e.getBoundingClientRect().top")
+    assert bar_top < screen_bottom - 20, f"shown bar's top {bar_top} is not on screen (bottom {screen_bottom})"
+
+
+def check_keyboard(rig, page, ctx):
+    selected = rig.state_now()["selected"]
+    page.focus(f'[data-tab="{selected}"]')
+    assert page.evaluate("document.activeElement.getAttribute('role')") == "tab"
+    page.keyboard.press("ArrowRight")
+    focused = page.evaluate("document.activeElement.dataset.tab")
+    page.keyboard.press("Enter")
+    for _ in deadline_loop(WAIT_MS / 1000, f"the daemon to select {focused}"):
+        if rig.state_now()["selected"] == focused:
+            break
+    selected_is(page, focused)
+    assert page.get_attribute('[data-tab="post"]', "role") == "button"
+
+
+def check_second_page(rig, page, ctx):
+    other = open_page(ctx["browser"], rig)
+    ctx["second"] = other
+    page.click('[data-tab="nearby"]')
+    selected_is(other, "nearby")
+    subprocess.run([rig.ctl, "--socket", rig.sock, "badge", "nearby", "7"], check=True, capture_output=True)
+    for p in (page, other):
+        p.wait_for_function(
+            "document.querySelector('[data-tab=\"nearby\"] [data-badge]')?.textContent === '7'", timeout=WAIT_MS)
+
+
+def check_restart(rig, page, ctx):
+    before = page.evaluate("window.tabbard.client.reconnects")
+    rig.stop_daemon()
+    page.wait_for_function("document.body.dataset.connection !== 'open'", timeout=WAIT_MS)
+    rig.start_daemon()
+    page.wait_for_function(f"document.body.dataset.connection === 'open' && window.tabbard.client.reconnects > {before}",
+                           timeout=WAIT_MS)
+    selected_is(page, "nearby")  # the restored selection
+    assert page.text_content('[data-tab="chat"] [data-badge]') == "99+"
+    rig.start_monitor()
+    subprocess.run([rig.ctl, "--socket", rig.sock, "select", "me"], check=True, capture_output=True)
+    selected_is(page, "me")  # subscribed again: it follows new changes
+    selected_is(ctx["second"], "me")
+
+
+def check_refused(rig, page, ctx):
+    client = os.path.join(rig.tmp, "wsclient.py")
+    shutil.copy(os.path.join(HERE, "wsclient.py"), client)
+    os.chmod(client, 0o644)
+    os.chmod(rig.tmp, 0o711)  # nobody may run the copied client, not list or read the rest
+    ws = f"ws://127.0.0.1:{rig.port}/bridge"
+    origin = f"http://127.0.0.1:{rig.port}"
+    ping = '{"id":1,"method":"ping"}'
+
+    def run(as_nobody, url, org=origin):
+        cmd = ["/usr/bin/python3", client, url, org, ping]
+        if as_nobody:
+            cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] + cmd
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+    mine = run(False, f"{ws}?token={rig.token}")
+    assert '"method":"hello"' in mine.stdout and '"id":1,"result"' in mine.stdout, mine.stdout
+    # The token file: the daemon owner's alone.
+    token_files = [os.path.join(d, f) for d, _, fs in os.walk(rig.runtime) for f in fs if f == "token"]
+    assert token_files and all(os.stat(f).st_mode & 0o077 == 0 for f in token_files), token_files
+    wrong_origin = run(False, f"{ws}?token={rig.token}", "http://evil.example")
+    assert wrong_origin.stdout.startswith("HTTP 403"), wrong_origin.stdout
+    if os.geteuid() != 0:
+        print("  SKIP the other-user part: it needs root to run a client as nobody")
+        return
+    read = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "cat", token_files[0]],
+                          capture_output=True, text=True)
+    assert read.returncode != 0, "nobody could read the token file"
+    for url in (ws, f"{ws}?token=guess", f"{ws}?token={rig.token}"):  # the last: even with a leaked token
+        r = run(True, url)
+        assert "permission_denied" in r.stdout and '"hello"' not in r.stdout, (url, r.stdout, r.stderr)
+
+
+def check_styles(rig, page, ctx):
+    """Each example through the style switcher; a screenshot of each bar."""
+    names = sorted(f[:-5] for f in os.listdir(os.path.join(rig.args.root, "examples")) if f.endswith(".json"))
+    for name in names:
+        example = json.load(open(os.path.join(rig.args.root, "examples", f"{name}.json")))
+        page.click(f'#styles button[data-style="{name}"]')
+        ids = [i["id"] for i in example["items"]]
+        page.wait_for_function(
+            f"JSON.stringify([...document.querySelectorAll('[data-tab]')].map(e => e.dataset.tab)) === {json.dumps(json.dumps(ids, separators=(',', ':')))}",
+            timeout=WAIT_MS)
+        selected_is(page, example["selected"])
+        assert rig.state_now()["items"][0]["id"] == ids[0]
+        if name == "morphing-first-tab":
+            assert page.text_content(f'[data-tab="{ids[0]}"] .title') == "Refresh"
+        if name == "center-plus":
+            page.click("#badge-count")
+            page.click("#badge-dot")
+            page.wait_for_selector('[data-tab="nearby"] [data-badge]', timeout=WAIT_MS)
+            page.wait_for_selector('[data-tab="me"] [data-badge].dot', timeout=WAIT_MS)
+        settled(page)
+        if rig.args.screenshots:
+            shoot(page, os.path.join(rig.args.screenshots, f"{name}.png"))
+        if name == "hide-on-push":
+            page.click("#push")
+            bar_is(page, True, "idle")
+            page.click("#back")
+            bar_is(page, False, "idle")
+            page.eval_on_selector("#content", "e => e.scrollBy(0, 400)")
+            bar_is(page, True, "idle")
+            rig.events.wait(lambda l: '"bar.visibility"' in l and '"scroll"' in l, "a bar.visibility with the scroll reason")
+            page.eval_on_selector("#content", "e => e.scrollBy(0, -200)")
+            bar_is(page, False, "idle")
+        if name == "crossfade":
+            page.click(f'[data-tab="{ids[1]}"]')
+            selected_is(page, ids[1])
+            page.wait_for_function(f"document.querySelector('[data-tab=\"{ids[1]}\"] .icon').getAnimations({{subtree:true}}).length > 0 "
+                                   f"|| document.querySelector('[data-tab=\"{ids[1]}\"] .icon').getBoundingClientRect().width > 30",
+                                   timeout=WAIT_MS)
+        if name == "animated-with-sound":
+            page.click('[data-tab="search"]')
+            selected_is(page, "search")
+
+
+def shoot(page, path):
+    box = page.eval_on_selector("#bar-frame", "e => { const r = e.getBoundingClientRect(); "
+                                "return [r.left, r.top - parseFloat(e.style.marginTop || 0), r.width, r.height + parseFloat(e.style.marginTop || 0)] }")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    page.screenshot(path=path, clip={"x": box[0], "y": box[1], "width": box[2], "height": box[3]},
+                    animations="disabled")
+
+
+CHECKS = [
+    ("the page shows the daemon's items in order, with their titles", check_items),
+    ("a click on chat selects it in the daemon and the page shows it", check_click_selects),
+    ("tabbarctl badge chat 120 shows 99+; a dot shows as an empty red dot", check_badge),
+    ("a click on the raised button above the bar's top edge triggers its action", check_raised_button),
+    ("nav.push slides the bar away and nav.pop brings it back", check_push_pop),
+    ("keyboard: arrow to the next tab, Enter selects it; the center is a button", check_keyboard),
+    ("a second page follows the first", check_second_page),
+    ("a daemon restart: the pages reconnect, show the restored state and follow again", check_restart),
+    ("another user (and a wrong Origin) is refused", check_refused),
+    ("the style switcher applies every example (screenshots)", check_styles),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--sounds", required=True)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--screenshots")
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    rig = Rig(args)
+    passed = failed = 0
+    try:
+        rig.start_daemon()
+        rig.start_web()
+        rig.start_monitor()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+            page = open_page(browser, rig)
+            ctx = {"browser": browser}
+            for name, check in CHECKS:
+                started = time.monotonic()
+                try:
+                    check(rig, page, ctx)
+                    passed += 1
+                    print(f"ok   {name} ({time.monotonic() - started:.1f} s)", flush=True)
+                except Exception as e:  # noqa: BLE001 — one check's failure is reported, the rest run
+                    failed += 1
+                    print(f"FAIL {name}: {e}", flush=True)
+                    where = traceback.extract_tb(e.__traceback__)
+                    print("     at " + " ← ".join(f"line {f.lineno} ({f.name})" for f in reversed(where) if f.filename == __file__))
+            browser.close()
+    finally:
+        rig.close()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
