@@ -30,7 +30,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean web web-deps web-test-deps test-web
+.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean web web-deps web-test-deps test-web bench-web
 
 all: build
 
@@ -126,6 +126,10 @@ test-web: web-test-deps
 	$(SWIFT) build --product tabbarctl
 	$(WEB_VENV)/bin/python tests/web/test_web.py --bin "$$($(SWIFT) build --show-bin-path)" --sounds "$(CURDIR)/Sounds" \
 	  --root "$(CURDIR)" --screenshots "$(CURDIR)/docs/images"
+
+## bench-web: click → selected look painted in headless Chromium (docs/PERFORMANCE.md); ARGS=--clicks N
+bench-web: release web-test-deps
+	$(WEB_VENV)/bin/python tests/web/measure_click.py --bin .build/release --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" $(ARGS)
 
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.

@@ -12,7 +12,7 @@ const screen = $("#screen");
 const scroller = $("#content");
 
 /** Click-to-look figures (docs/PERFORMANCE.md): ms from the input to the frame that paints it. */
-const latency = { samples: [], pending: null };
+const latency = { samples: [], replies: [], pending: null };
 window.tabbard = { client, view, latency };
 
 client.addEventListener("status", (e) => {
@@ -63,10 +63,13 @@ screen.addEventListener("pointercancel", (e) => {
 
 function send(phase, e, touchId) {
   const { x, y } = view.toBar(e.clientX, e.clientY);
-  const started = performance.now();
+  const started = e.timeStamp; // when the browser took the input (performance.now()'s clock)
   client.request("touch", { phase, x: round(x), y: round(y), touch_id: touchId })
     .then((r) => {
-      if (r.commit === "select") track(r.target, started);
+      if (r.commit === "select") {
+        latency.replies.push(performance.now() - started);
+        track(r.target, started);
+      }
     })
     .catch((err) => showError(err));
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Click → selected look painted, in headless Chromium (docs/PERFORMANCE.md).
+
+Starts a daemon (null audio) on a temporary socket and tabbard-web on an ephemeral
+port, opens the page, and clicks N times, alternating between two tabs. The page
+records, per click that selected a tab, performance.now() at the frame after the
+selected look was drawn minus the pointerup event's timeStamp (app.js, `latency`):
+input → touch request → reply and tab.selected event over the WebSocket bridge →
+render → the next requestAnimationFrame callback (the frame that paints it).
+
+Usage: measure_click.py --bin DIR --sounds DIR --root REPO [--clicks N]
+"""
+import argparse
+import statistics
+import sys
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_web import Rig, open_page, WAIT_MS  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+
+def pct(values, p):
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--sounds", required=True)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--clicks", type=int, default=400)
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    args = ap.parse_args()
+    args.keep = False
+    args.screenshots = None
+    rig = Rig(args)
+    try:
+        rig.start_daemon()
+        rig.start_web()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+            page = open_page(browser, rig)
+            centers = {}
+            for tab in ("nearby", "chat"):
+                r = page.eval_on_selector(f'[data-tab="{tab}"]', "e => { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2] }")
+                centers[tab] = r
+            for i in range(args.clicks + 20):  # the first 20 warm up
+                tab = ("nearby", "chat")[i % 2]
+                n = page.evaluate("window.tabbard.latency.samples.length")
+                page.mouse.click(*centers[tab])
+                page.wait_for_function(f"window.tabbard.latency.samples.length > {n}", timeout=WAIT_MS)
+            samples = page.evaluate("window.tabbard.latency.samples")[20:]
+            replies = page.evaluate("window.tabbard.latency.replies")[20:]
+            browser.close()
+    finally:
+        rig.close()
+    print(f"click → selected look painted, {len(samples)} clicks: p50 {pct(samples, 50):.1f} ms, "
+          f"p90 {pct(samples, 90):.1f} ms, p99 {pct(samples, 99):.1f} ms, max {max(samples):.1f} ms, "
+          f"mean {statistics.mean(samples):.1f} ms")
+    print(f"click → touch reply received (part of it), {len(replies)} clicks: p50 {pct(replies, 50):.1f} ms, "
+          f"p99 {pct(replies, 99):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
