@@ -12,7 +12,7 @@ const screen = $("#screen");
 const scroller = $("#content");
 
 /** Click-to-look figures (docs/PERFORMANCE.md): ms from the input to the frame that paints it. */
-const latency = { samples: [], replies: [], pending: null };
+const latency = { samples: [], replies: [], dispatch: [], pending: null };
 window.tabbard = { client, view, latency };
 
 client.addEventListener("status", (e) => {
@@ -64,6 +64,7 @@ screen.addEventListener("pointercancel", (e) => {
 function send(phase, e, touchId) {
   const { x, y } = view.toBar(e.clientX, e.clientY);
   const started = e.timeStamp; // when the browser took the input (performance.now()'s clock)
+  if (phase === "up") latency.dispatch.push(performance.now() - started);
   client.request("touch", { phase, x: round(x), y: round(y), touch_id: touchId })
     .then((r) => {
       if (r.commit === "select") {

@@ -7,6 +7,7 @@ records, per click that selected a tab, performance.now() at the frame after the
 selected look was drawn minus the pointerup event's timeStamp (app.js, `latency`):
 input → touch request → reply and tab.selected event over the WebSocket bridge →
 render → the next requestAnimationFrame callback (the frame that paints it).
+Then, for the breakdown, 200 `ping` and 200 `tab.select` round trips from the page.
 
 Usage: measure_click.py --bin DIR --sounds DIR --root REPO [--clicks N]
 """
@@ -51,8 +52,16 @@ def main():
                 n = page.evaluate("window.tabbard.latency.samples.length")
                 page.mouse.click(*centers[tab])
                 page.wait_for_function(f"window.tabbard.latency.samples.length > {n}", timeout=WAIT_MS)
+            rtt = page.evaluate("""async () => {
+                const c = window.tabbard.client, out = {ping: [], select: []};
+                for (let i = 0; i < 200; i++) {
+                    let t = performance.now(); await c.request("ping"); out.ping.push(performance.now() - t);
+                    t = performance.now(); await c.request("tab.select", {tab: i % 2 ? "chat" : "me"}); out.select.push(performance.now() - t);
+                }
+                return out; }""")
             samples = page.evaluate("window.tabbard.latency.samples")[20:]
             replies = page.evaluate("window.tabbard.latency.replies")[20:]
+            dispatch = page.evaluate("window.tabbard.latency.dispatch")[20:]
             browser.close()
     finally:
         rig.close()
@@ -61,6 +70,10 @@ def main():
           f"mean {statistics.mean(samples):.1f} ms")
     print(f"click → touch reply received (part of it), {len(replies)} clicks: p50 {pct(replies, 50):.1f} ms, "
           f"p99 {pct(replies, 99):.1f} ms")
+    print(f"pointerup's timeStamp → its handler runs (part of it), {len(dispatch)}: p50 {pct(dispatch, 50):.1f} ms, "
+          f"p99 {pct(dispatch, 99):.1f} ms")
+    for name, v in rtt.items():
+        print(f"request → reply in the page, {name}, {len(v)}: p50 {pct(v, 50):.1f} ms, p99 {pct(v, 99):.1f} ms")
 
 
 if __name__ == "__main__":
