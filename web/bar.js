@@ -26,6 +26,8 @@ export class BarView {
     this.scaleBox.append(this.bar);
     frame.append(this.scaleBox);
     this.items = new Map(); // id → element
+    /** Every cue played, newest last: {tab, trigger, target, property, keyframes} (for tests and tools). */
+    this.played = [];
     this.state = null;
     this.scale = 1;
     this.focusId = null;
@@ -199,6 +201,7 @@ export class BarView {
     };
     if (d.target === "bar") for (const a of this.bar.getAnimations()) a.cancel();
     const played = [target.animate(frames, timing)];
+    this.played.push({ tab: cue.tab, trigger: cue.trigger, target: d.target, property: d.property, keyframes: frames.length });
     if (d.transition === "crossfade" && d.from_icon && d.to_icon && d.target === "icon") {
       played.push(...this._crossfade(target, d, timing));
     }

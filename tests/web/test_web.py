@@ -320,9 +320,11 @@ def check_styles(rig, page, ctx):
         settled(page)
         if rig.args.screenshots:
             shoot(page, os.path.join(rig.args.screenshots, f"{name}.png"))
+        page.evaluate("window.tabbard.view.played = []")
         if name == "hide-on-push":
             page.click("#push")
             bar_is(page, True, "idle")
+            assert played(page, target="bar", property="translation.y"), page.evaluate("window.tabbard.view.played")
             page.click("#back")
             bar_is(page, False, "idle")
             page.eval_on_selector("#content", "e => e.scrollBy(0, 400)")
@@ -333,12 +335,24 @@ def check_styles(rig, page, ctx):
         if name == "crossfade":
             page.click(f'[data-tab="{ids[1]}"]')
             selected_is(page, ids[1])
-            page.wait_for_function(f"document.querySelector('[data-tab=\"{ids[1]}\"] .icon').getAnimations({{subtree:true}}).length > 0 "
-                                   f"|| document.querySelector('[data-tab=\"{ids[1]}\"] .icon').getBoundingClientRect().width > 30",
-                                   timeout=WAIT_MS)
+            wait_played(page, tab=ids[1], trigger="select", target="icon", property="bounds.size")
+            wait_played(page, tab=ids[0], trigger="deselect", target="icon", property="bounds.size")
         if name == "animated-with-sound":
             page.click('[data-tab="search"]')
             selected_is(page, "search")
+            wait_played(page, tab="search", trigger="select", target="item", property="transform.scale", keyframes=7)
+            wait_played(page, tab="home", trigger="deselect", target="item", property="transform.scale", keyframes=7)
+
+
+def played(page, **want):
+    return any(all(c.get(k) == v for k, v in want.items()) for c in page.evaluate("window.tabbard.view.played"))
+
+
+def wait_played(page, **want):
+    """Waits until the page has played a cue with these members (an Element.animate() call)."""
+    page.wait_for_function(
+        "want => window.tabbard.view.played.some(c => Object.entries(want).every(([k, v]) => c[k] === v))",
+        arg=want, timeout=WAIT_MS)
 
 
 def shoot(page, path):
