@@ -125,6 +125,7 @@ export class BarView {
     if (item.kind === "tab") node.setAttribute("aria-selected", String(selected));
     node.classList.toggle("selected", selected);
     node.classList.toggle("highlighted", item.id === state.highlighted);
+    node.dataset.highlighted = String(item.id === state.highlighted);
     node.classList.toggle("active", item.id === state.active_action);
     node.classList.toggle("disabled", !item.enabled);
     node.classList.toggle("circle", item.kind === "center" && state.layout.center?.shape !== "rect");

@@ -298,6 +298,31 @@ def check_refused(rig, page, ctx):
         assert "permission_denied" in r.stdout and '"hello"' not in r.stdout, (url, r.stdout, r.stderr)
 
 
+def check_looks(rig, page, ctx):
+    """Highlighted while a finger is down, disabled items, the slide style's indicator."""
+    ctl = lambda *w: subprocess.run([rig.ctl, "--socket", rig.sock, *w], check=True, capture_output=True)
+    chat = next(i for i in rig.state_now()["items"] if i["id"] == "chat")["frame"]
+    ctl("touch", "down", str(chat["x"] + 10), "20", "--id", "4242")
+    page.wait_for_selector('[data-tab="chat"][data-highlighted="true"]', state="attached", timeout=WAIT_MS)
+    ctl("touch", "cancel", str(chat["x"] + 10), "20", "--id", "4242")
+    page.wait_for_selector('[data-tab="chat"][data-highlighted="false"]', state="attached", timeout=WAIT_MS)
+    ctl("call", "bar.configure", json.dumps({
+        "items": [{"id": "a", "title": "A"}, {"id": "b", "title": "B", "enabled": False}, {"id": "c", "title": "C"}],
+        "selected": "a", "settings": {"animation": "slide"}}))
+    page.wait_for_selector('[data-tab="b"][aria-disabled]', state="attached", timeout=WAIT_MS)
+    page.focus('[data-tab="a"]')
+    page.keyboard.press("ArrowRight")  # the disabled b is skipped
+    assert page.evaluate("document.activeElement.dataset.tab") == "c"
+    page.evaluate("window.tabbard.view.played = []")
+    page.keyboard.press("Enter")
+    selected_is(page, "c")
+    wait_played(page, tab="c", trigger="select", target="indicator", property="position.x")
+    settled(page)
+    box = page.eval_on_selector(".indicator", "e => { const r = e.getBoundingClientRect(); return r.left + r.width / 2 }")
+    c = page.eval_on_selector('[data-tab="c"]', "e => { const r = e.getBoundingClientRect(); return r.left + r.width / 2 }")
+    assert abs(box - c) < 2, f"the indicator's centre {box} is not under c's {c}"
+
+
 def check_styles(rig, page, ctx):
     """Each example through the style switcher; a screenshot of each bar."""
     names = sorted(f[:-5] for f in os.listdir(os.path.join(rig.args.root, "examples")) if f.endswith(".json"))
@@ -342,6 +367,8 @@ def check_styles(rig, page, ctx):
             selected_is(page, "search")
             wait_played(page, tab="search", trigger="select", target="item", property="transform.scale", keyframes=7)
             wait_played(page, tab="home", trigger="deselect", target="item", property="transform.scale", keyframes=7)
+            subprocess.run([rig.ctl, "--socket", rig.sock, "badge", "likes", "3"], check=True, capture_output=True)
+            wait_played(page, tab="likes", trigger="badge", target="badge", property="transform.scale", keyframes=2)
 
 
 def played(page, **want):
@@ -373,6 +400,7 @@ CHECKS = [
     ("a second page follows the first", check_second_page),
     ("a daemon restart: the pages reconnect, show the restored state and follow again", check_restart),
     ("another user (and a wrong Origin) is refused", check_refused),
+    ("looks: highlighted while down, disabled skipped, the slide indicator follows", check_looks),
     ("the style switcher applies every example (screenshots)", check_styles),
 ]
 
