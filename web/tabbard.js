@@ -167,9 +167,10 @@ export class TabbardClient extends EventTarget {
       }
       return;
     }
-    if (m.error) { // id null: the bridge or the daemon refused us (permission_denied) before hello
+    if (m.error) { // id null: refused (permission_denied: final), or the bridge cannot reach the daemon (retried)
       const kind = (m.error.data || {}).kind;
-      if (kind === "permission_denied" || !this.hello) this._setStatus("refused", m.error.message);
+      if (kind === "permission_denied") this._setStatus("refused", m.error.message);
+      else console.warn("tabbard:", m.error.message);
       return;
     }
     if (m.method === "hello") {

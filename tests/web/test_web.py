@@ -254,6 +254,8 @@ def check_restart(rig, page, ctx):
     before = page.evaluate("window.tabbard.client.reconnects")
     rig.stop_daemon()
     page.wait_for_function("document.body.dataset.connection !== 'open'", timeout=WAIT_MS)
+    # At least two attempts while the daemon is down (the bridge answers, the daemon does not): it keeps trying.
+    page.wait_for_function(f"window.tabbard.client.reconnects >= {before + 2}", timeout=WAIT_MS)
     rig.start_daemon()
     page.wait_for_function(f"document.body.dataset.connection === 'open' && window.tabbard.client.reconnects > {before}",
                            timeout=WAIT_MS)
