@@ -100,6 +100,7 @@ WEB_APT_PACKAGES = websocketd
 WEB_TEST_APT_PACKAGES = websocketd chromium python3-venv
 # Playwright for Python (PyPI) in a project-local venv; its own browser download is not used.
 WEB_VENV = .build/web-venv
+PLAYWRIGHT_VERSION = 1.65.2
 
 web-deps: deps
 	$(call apt_install,$(WEB_APT_PACKAGES))
@@ -117,8 +118,8 @@ web: release web-deps
 web-test-deps: deps
 	$(call apt_install,$(WEB_TEST_APT_PACKAGES))
 	@$(WEB_VENV)/bin/python -c 'import playwright' 2>/dev/null || { \
-	  echo "Installing Playwright for Python into $(WEB_VENV)"; \
-	  python3 -m venv $(WEB_VENV) && $(WEB_VENV)/bin/pip install -q playwright; }
+	  echo "Installing Playwright for Python $(PLAYWRIGHT_VERSION) into $(WEB_VENV)"; \
+	  python3 -m venv $(WEB_VENV) && $(WEB_VENV)/bin/pip install -q playwright==$(PLAYWRIGHT_VERSION); }
 
 ## test-web: the page in headless Chromium against a daemon and its bridge (tests/web/); saves docs/images/*.png
 test-web: web-test-deps
