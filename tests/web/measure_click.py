@@ -17,7 +17,7 @@ import sys
 import os
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_web import Rig, open_page, WAIT_MS  # noqa: E402
+from rig import Rig, open_page, WAIT_MS  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 
