@@ -46,6 +46,14 @@ extension Server {
         publishSoundReports()
     }
 
+    /// Finishes a running capture at shutdown (under the manual clock at its current time,
+    /// so the file is the same on every run).
+    func endCapture() {
+        guard let sink = audio.nullSink else { return }
+        settleAudio(queued: false)
+        do { _ = try sink.stopCapture() } catch { Log.error("The capture could not be written", ["error": "\(error)"]) }
+    }
+
     /// Broadcasts `sound.played` for each voice the audio thread reported started.
     func publishSoundReports() {
         audio.drainReports { voice, name, frame in

@@ -497,6 +497,7 @@ public final class Server {
         }
         close(listenFD)
         if ownsSocketPath { unlink(config.socketPath) }
+        endCapture()  // the capture ends at the clock's time; what plays out after is not in it
         audio.nullSink?.clock?.release()  // voices still sounding play out without waiting for the clock
         audio.shutdown()
         Log.notice("Stopped", ["seq": String(reducer.state.seq)])
