@@ -39,7 +39,7 @@ struct Output {
 enum Plan {
     static func request(_ command: Subcommand) -> (method: String, params: JSON?)? {
         switch command {
-        case .help, .version, .configure: return nil
+        case .help, .version, .configure, .advance, .wait: return nil
         case .state: return ("state.get", nil)
         case .select(let target, let program, let ifSeq):
             var p: [JSON.Member] = []
@@ -134,6 +134,8 @@ struct Runner {
             return ExitStatus.ok
         case .monitor:
             return try Monitor(options: options, output: output).run(command, connection: connect())
+        case .advance, .wait:
+            return try HarnessCommands.run(command, options: options, output: output)
         case .configure(let file):
             let params = try Self.loadConfiguration(file)
             let connection = try connect()
