@@ -121,3 +121,23 @@ import TabBarTesting
         #expect(differ == nil, "the captures differ from byte \(differ ?? -1) on")
     }
 }
+
+/// docs/HARNESS.md's two examples are the tests that run: the doc shows them verbatim.
+@Suite struct HarnessDocTests {
+    static func block(_ lang: String, in doc: String) -> String? {
+        guard let start = doc.range(of: "```\(lang)\n") else { return nil }
+        guard let end = doc.range(of: "\n```", range: start.upperBound..<doc.endIndex) else { return nil }
+        return String(doc[start.upperBound..<end.lowerBound])
+    }
+
+    @Test func theDocShowsTheExamplesThatRun() throws {
+        let doc = try String(contentsOfFile: Paths.packageRoot + "/docs/HARNESS.md", encoding: .utf8)
+        let swift = try String(contentsOfFile: Paths.packageRoot + "/Tests/EndToEndTests/HarnessExampleTests.swift", encoding: .utf8)
+        let body = swift.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")
+        #expect(Self.block("swift", in: doc).map { $0 + "\n" } == body)
+        let script = try String(contentsOfFile: Paths.packageRoot + "/tests/harness/front-end-test.sh", encoding: .utf8)
+        let shown = try #require(Self.block("sh", in: doc))
+        #expect(script.contains(shown + "\n"), "the shell example in docs/HARNESS.md is not tests/harness/front-end-test.sh's")
+        #expect(shown.hasPrefix("# 1. The hide-on-push bar"))
+    }
+}
