@@ -55,6 +55,31 @@ import TabBarTesting
         #expect(try b.call("capture.start", #"{"path":"/nonexistent/dir/x.wav"}"#)["error"]?["data"]?["kind"] == .string("capture_failed"))
     }
 
+    @Test func theConfigFileSetsTheClockAndACaptureNeedsTheNullSink() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tabbard-cfg-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try #"{"clock":"manual","capture":"\#(dir)/c.wav"}"#.write(toFile: dir + "/cfg.json", atomically: true, encoding: .utf8)
+        let d = try Daemon(extraArgs: ["--config", dir + "/cfg.json"])
+        let c = try RawClient(path: d.socket)
+        #expect(try c.call("clock.get")["result"]?["mode"] == .string("manual"))
+        #expect(try c.call("capture.stop")["result"]?["frames"] == .int(32))  // the device's queue at 0 ms
+        #expect(d.stop() == 0)
+        try #"{"clock":"sometimes"}"#.write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
+        for args in [["--audio", "alsa", "--capture", dir + "/x.wav"], ["--config", dir + "/bad.json"], ["--clock", "fast"]] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Paths.tabbard)
+            p.arguments = ["--socket", dir + "/s", "--state", dir + "/st.json"] + args
+            let err = Pipe()
+            p.standardError = err
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 1, "\(args): \(text)")
+            #expect(text.contains("clock") || text.contains("--capture"), "\(args): \(text)")
+        }
+    }
+
     /// One click captured: Sounds/click.wav sample for sample on each channel, at the
     /// frame sound.played named, silence elsewhere; the silence is as long as the time advanced.
     @Test func aCaptureOfOneClickIsTheClickFileAtItsFrame() throws {
