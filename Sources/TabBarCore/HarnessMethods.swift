@@ -4,8 +4,8 @@ extension Methods {
     static let harness: [MethodSpec] = [
         MethodSpec(name: "clock.advance") { p, _ throws(RPCError) in
             try p.only(["ms"])
-            guard let ms = try p.int("ms", range: 0...86_400_000) else {
-                throw .invalidParams("ms", "Missing field \"ms\" (milliseconds to move the manual clock by, 0…86400000).")
+            guard let ms = try p.int("ms", range: 0...3_600_000) else {
+                throw .invalidParams("ms", "Missing field \"ms\" (milliseconds to move the manual clock by, 0…3600000).")
             }
             return .clockAdvance(ms: ms)
         },

@@ -38,10 +38,10 @@ extension Server {
     /// current time (`queued`: a sound was just queued), then publishes the sounds that
     /// started, so `sound.played` comes at the same place of the event stream on every run.
     /// Does nothing on the real clock.
-    func settleAudio(queued: Bool) {
+    func settleAudio(queued: Bool, timeoutNanos: UInt64 = 10_000_000_000) {
         guard let clock = audio.nullSink?.clock else { return }
-        if !clock.settle(queued: queued) {
-            Log.error("The audio thread did not catch up with the manual clock within 10 s")
+        if !clock.settle(queued: queued, timeoutNanos: timeoutNanos) {
+            Log.error("The audio thread did not catch up with the manual clock", ["waited_ms": String(timeoutNanos / 1_000_000)])
         }
         publishSoundReports()
     }

@@ -84,9 +84,11 @@ extension Server {
 
     private func moveClock(to ms: Int64) {
         guard ms != clock.manualMs else { return }
+        let step = ms - clock.manualMs
         clock.manualMs = ms
         audio.nullSink?.clock?.set(ms: ms)
-        settleAudio(queued: false)
+        // Rendering takes ~2 ms per virtual second (docs/PERFORMANCE.md): allow 10 s plus 20× that.
+        settleAudio(queued: false, timeoutNanos: 10_000_000_000 + UInt64(max(step, 0)) * 40_000)
     }
 
     /// `clock.get`.
