@@ -106,6 +106,26 @@ import TabBarTesting
         #expect(h.stop() == 0)
     }
 
+    /// Timers due at the same ms fire in a fixed order — the bar's, then animations by id —
+    /// not in the order of a hash table seeded per process.
+    @Test func timersDueTogetherFireInKeyOrder() throws {
+        let h = try HeadlessDaemon(sounds: Paths.sounds)
+        defer { #expect(h.stop() == 0) }
+        try h.call("bar.configure", .obj(["settings": .obj(["hide_duration_ms": .int(100)])]))
+        var ids: [JSON] = []
+        for kind in ["a", "b", "c", "d"] {
+            ids.append(try h.call("animation.begin", .obj(["kind": .string(kind), "duration_ms": .int(100)]))["animation"] ?? .null)
+        }
+        try h.call("nav.push", .obj(["hides_bar": .bool(true)]))
+        try h.advance(ms: 100)
+        let fired = h.pendingEvents.filter { ["animation.ended", "bar.visibility"].contains($0["method"]?.stringValue ?? "") }
+            .filter { $0["method"] == .string("animation.ended") || $0["params"]?["phase"] == .string("idle") }
+        #expect(fired.map { $0["method"]?.stringValue ?? "" } == ["bar.visibility", "animation.ended", "animation.ended", "animation.ended", "animation.ended"])
+        #expect(fired.dropFirst().map { $0["params"]?["animation"] ?? .null } == ids)
+        let seqs = fired.compactMap { $0["params"]?["seq"]?.intValue }
+        #expect(seqs == seqs.sorted() && Set(seqs).count == 5)
+    }
+
     /// The same script twice: the same event lines, byte for byte, and the same WAV file.
     @Test func twoRunsOfTheSameScriptAreIdentical() throws {
         func run() throws -> (events: [String], wav: [UInt8]) {
