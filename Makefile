@@ -30,7 +30,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean web web-deps web-test-deps test-web bench-web
+.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean test-harness web web-deps web-test-deps test-web bench-web
 
 all: build
 
@@ -49,8 +49,8 @@ release: deps
 run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
-## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units, a short fuzz run
-test: deps test-swift test-contract test-units test-sandbox fuzz-smoke test-web
+## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, a short fuzz run
+test: deps test-swift test-contract test-units test-sandbox test-harness fuzz-smoke test-web
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -59,6 +59,12 @@ test-swift:
 test-contract:
 	$(SWIFT) build --product tabbard
 	python3 tests/contract/test_contract.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
+
+## test-harness: docs/HARNESS.md's shell example, a front end's test on virtual time (tabbarctl advance/wait)
+test-harness:
+	$(SWIFT) build --product tabbard
+	$(SWIFT) build --product tabbarctl
+	sh tests/harness/front-end-test.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl" "$(CURDIR)/Sounds" "$(CURDIR)/examples"
 
 test-units:
 	bash systemd/check-units.sh

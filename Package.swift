@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "tabbarctl", targets: ["tabbarctl"]),
         .library(name: "TabBarClient", targets: ["TabBarClient"]),
         .library(name: "TabBarCore", targets: ["TabBarCore"]),
+        // A front end's test helper: the real daemon on virtual time, its audio captured (docs/HARNESS.md).
+        .library(name: "TabBarTesting", targets: ["TabBarTesting"]),
     ],
     targets: [
         // System libraries from Debian (apt install the -dev packages; `make deps` does it).
@@ -25,6 +27,8 @@ let package = Package(
         .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarAudio", "CSystemd"],
                 swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         .target(name: "TabBarClient", dependencies: ["TabBarCore"],
+                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "tabbard", dependencies: ["TabBarServer"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
@@ -51,7 +55,7 @@ let package = Package(
         .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient"],
+        .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient", "TabBarTesting"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
     ]
 )

@@ -387,6 +387,7 @@ public final class AudioEngine: @unchecked Sendable {
                 if mixer.activeCount > 0 {
                     do {
                         try sink.start()
+                        streamFrames += sink.silentFrames()  // a sink that kept time while stopped
                         counters.streamStarts.add(1, ordering: .relaxed)
                         setState("playing")
                         mode = .running

@@ -56,10 +56,16 @@ public protocol AudioSink: AnyObject {
     func close()
     /// Called just before the chunk holding the voice's first frame is written.
     func voiceStarted(_ record: VoiceRecord)
+    /// Frames of silence the device played while the stream was stopped, up to the last
+    /// `start`, not yet reported (then reset): the engine counts them in its stream
+    /// position. 0 for a device that stands still while stopped (ALSA); the null sink under
+    /// a manual clock keeps time while stopped.
+    func silentFrames() -> Int64
 }
 
 extension AudioSink {
     public func voiceStarted(_ record: VoiceRecord) {}
+    public func silentFrames() -> Int64 { 0 }
 }
 
 /// Paces a stream that the device does not pace: frames are "played" at the
@@ -110,18 +116,25 @@ func pollReadable(_ fd: Int32, timeoutNanos: UInt64?) -> Bool {
 }
 
 /// A sink that plays nothing, paced by CLOCK_MONOTONIC exactly like a device with the
-/// same period and buffer size, recording every voice (and optionally the audio).
+/// same period and buffer size — or, given a `ManualClock`, by virtual time — recording
+/// every voice, optionally the first frames in memory (`captured`) and the stream in a
+/// WAV file (`startCapture`).
+///
+/// Under a manual clock the stream position (`position`) is the device's clock: the
+/// stream keeps time while stopped, and whatever the clock moves is rendered before
+/// `ManualClock.settle` returns. Its period is `ManualClock.periodFrames`.
 public final class NullSink: AudioSink, @unchecked Sendable {
     public let format: PCMFormat
     public let periodFrames: Int
     public let bufferFrames: Int
     public var deviceName: String { "null" }
-    public var pacing: String { "clock" }
+    public var pacing: String { clock == nil ? "clock" : "manual" }
     public var xruns: Int { pacer.underruns }
+    /// The virtual clock pacing the stream (nil: CLOCK_MONOTONIC).
+    public let clock: ManualClock?
     private var pacer: ClockPacer
     private let captureLimit: Int
     private let shared = Mutex(Shared())
-    private var streamFrames: Int64 = 0
 
     struct Shared {
         var records: [VoiceRecord] = []
@@ -129,14 +142,21 @@ public final class NullSink: AudioSink, @unchecked Sendable {
         var starts = 0
         var stops = 0
         var opened = false
+        /// Frames since `open`: written, and (manual clock) silence while stopped.
+        var position: Int64 = 0
+        var pendingSilent: Int64 = 0
+        var running = false
+        var file: WAVCapture?
     }
 
     /// `captureFrames` > 0 keeps the first that many written frames for `captured`.
     public init(format: PCMFormat = .standard, periodFrames: Int = 256, bufferPeriods: Int = 4,
-                captureFrames: Int = 0) {
+                captureFrames: Int = 0, clock: ManualClock? = nil) {
         self.format = format
-        self.periodFrames = periodFrames
-        self.bufferFrames = periodFrames * max(bufferPeriods, 2)
+        self.clock = clock
+        let period = clock == nil ? periodFrames : ManualClock.periodFrames
+        self.periodFrames = period
+        self.bufferFrames = period * max(bufferPeriods, 2)
         self.pacer = ClockPacer(rate: format.rate)
         self.captureLimit = captureFrames
     }
@@ -148,32 +168,116 @@ public final class NullSink: AudioSink, @unchecked Sendable {
     /// Stream starts and stops so far (idle stop / restart).
     public var streamStarts: Int { shared.withLock { $0.starts } }
     public var streamStops: Int { shared.withLock { $0.stops } }
+    /// The stream position: frames since `open`.
+    public var position: Int64 { shared.withLock { $0.position } }
+
+    /// The frame the device plays at the manual clock's time.
+    private func frameNow(_ clock: ManualClock) -> Int64 {
+        Int64(clock.nanos / 1000) * Int64(format.rate) / 1_000_000
+    }
+
+    /// Under a manual clock with the stream stopped: the silence up to the current time
+    /// (plus the device's queue), counted in the position and the capture.
+    private func catchUp(_ s: inout Shared, _ clock: ManualClock) {
+        let gap = frameNow(clock) + Int64(ManualClock.leadFrames) - s.position
+        guard gap > 0 else { return }
+        s.position += gap
+        s.pendingSilent += gap
+        s.file?.writeSilence(frames: gap)
+    }
 
     public func open() throws { shared.withLock { $0.opened = true } }
     public func start() throws {
+        if let clock {
+            shared.withLock { s in
+                catchUp(&s, clock)
+                s.running = true
+                s.starts += 1
+            }
+            clock.streamActive.store(true, ordering: .sequentiallyConsistent)
+            return
+        }
         pacer.reset()
-        shared.withLock { $0.starts += 1 }
+        shared.withLock { $0.starts += 1; $0.running = true }
     }
-    public func queuedFrames() throws -> Int { pacer.queued() }
+    public func silentFrames() -> Int64 {
+        shared.withLock { s in
+            defer { s.pendingSilent = 0 }
+            return s.pendingSilent
+        }
+    }
+    public func queuedFrames() throws -> Int {
+        guard let clock else { return pacer.queued() }
+        if clock.isReleased { return 0 }
+        let p = shared.withLock { $0.position }
+        return Int(max(0, p - frameNow(clock)))
+    }
     public func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
-        var t = pacer.nanosUntil(queued: lowWater)
-        if let limit = timeoutNanos { t = min(t, limit) }
-        return pollReadable(wakeFD, timeoutNanos: t)
+        guard let clock else {
+            var t = pacer.nanosUntil(queued: lowWater)
+            if let limit = timeoutNanos { t = min(t, limit) }
+            return pollReadable(wakeFD, timeoutNanos: t)
+        }
+        while true {
+            // Load the generation before looking: a settle asked for after this look bumps it again.
+            let g = clock.generation()
+            if clock.isReleased { return pollReadable(wakeFD, timeoutNanos: 0) }
+            if try queuedFrames() <= lowWater { return false }
+            if pollReadable(wakeFD, timeoutNanos: 0) { return true }
+            clock.publish(g)
+            if clock.block(wakeFD: wakeFD) { return true }
+        }
     }
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        pacer.wrote(frames)
-        if captureLimit > 0 {
-            let ch = format.channels
-            shared.withLock { s in
+        if clock == nil { pacer.wrote(frames) }
+        let ch = format.channels
+        shared.withLock { s in
+            if captureLimit > 0 {
                 let room = captureLimit * ch - s.captured.count
                 if room > 0 {
                     s.captured.append(contentsOf: UnsafeBufferPointer(start: samples, count: min(room, frames * ch)))
                 }
             }
+            s.file?.write(samples, frames: frames)
+            s.position += Int64(frames)
         }
-        streamFrames += Int64(frames)
     }
-    public func stop() { shared.withLock { $0.stops += 1 } }
-    public func close() { shared.withLock { $0.opened = false } }
+    public func stop() {
+        shared.withLock { $0.stops += 1; $0.running = false }
+        clock?.streamActive.store(false, ordering: .sequentiallyConsistent)
+    }
+    public func close() {
+        clock?.streamActive.store(false, ordering: .sequentiallyConsistent)
+        shared.withLock { s in
+            s.opened = false
+            s.running = false
+            _ = try? s.file?.finish()
+            s.file = nil
+        }
+    }
     public func voiceStarted(_ record: VoiceRecord) { shared.withLock { $0.records.append(record) } }
+
+    /// Starts writing the stream to a WAV file at `path` (state loop). Returns the stream
+    /// position of its first frame. Throws `CaptureError` (file, or a capture already running).
+    public func startCapture(path: String) throws -> Int64 {
+        try shared.withLock { s throws -> Int64 in
+            if let f = s.file { throw CaptureError(path: path, reason: "already capturing to \(f.path); capture.stop first") }
+            let f = try WAVCapture(path: path, format: format, firstFrame: s.position)
+            s.file = f
+            return f.firstFrame
+        }
+    }
+
+    /// Ends the capture (state loop): under a manual clock the silence up to the current
+    /// time is written first. Returns the file, its first stream frame and its frame count;
+    /// nil when no capture runs. Throws when the file could not be written.
+    public func stopCapture() throws -> (path: String, firstFrame: Int64, frames: Int64)? {
+        try shared.withLock { s throws -> (path: String, firstFrame: Int64, frames: Int64)? in
+            guard let f = s.file else { return nil }
+            if let clock, !s.running { catchUp(&s, clock) }
+            s.file = nil
+            try f.finish()
+            return (f.path, f.firstFrame, f.frames)
+        }
+    }
 }

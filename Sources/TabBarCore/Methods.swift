@@ -39,6 +39,11 @@ public enum Command: Equatable, Sendable {
     case animationEnd(id: Int, reason: AnimationEndReason)
     /// A timer the reducer asked for (`Effect.timer`) is due; sent by the server's loop, never by clients.
     case timerFired(TimerKey)
+    /// Test harness (`HarnessMethods.swift`): the manual clock and the null sink's capture.
+    case clockAdvance(ms: Int)
+    case clockGet
+    case captureStart(path: String)
+    case captureStop
 
     /// Whether the reducer may change the state for this command (the others are served by the server).
     public var isStateCommand: Bool {
@@ -64,7 +69,7 @@ public struct MethodSpec: Sendable {
 /// Every method, declared once. Unknown methods and bad params get uniform errors.
 public enum Methods {
     /// Every method: the foundation's and those of touch, visibility and animation (`StyleMethods.swift`).
-    public static let all: [MethodSpec] = core + styles
+    public static let all: [MethodSpec] = core + styles + harness
 
     static let core: [MethodSpec] = [
         MethodSpec(name: "ping") { p, _ throws(RPCError) in try p.only([]); return .ping },

@@ -10,6 +10,8 @@ final class AudioService {
     private(set) var engine: AudioEngine?
     /// Which sink is in use, for logs, STATUS= and stats.
     private(set) var sinkName: String
+    /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
+    private(set) var nullSink: NullSink?
     private var startError: String?
 
     static let log: AudioLog = { level, message in
@@ -26,7 +28,8 @@ final class AudioService {
         var sink: AudioSink
         switch config.audio {
         case .null:
-            sink = NullSink(format: format, periodFrames: config.periodFrames)
+            nullSink = AudioService.makeNullSink(config: config, format: format)
+            sink = nullSink!
             sinkName = "null"
         case .alsa, .auto:
             let alsa = AlsaSink(device: config.alsaDevice, format: format, periodFrames: config.periodFrames, log: AudioService.log)
@@ -38,7 +41,8 @@ final class AudioService {
                     sinkName = "alsa:\(config.alsaDevice)"
                 } else {
                     Log.warning("No sound card: ALSA device \"\(config.alsaDevice)\" cannot be opened (\(problem)); using the null sink, so clicks are silent (state and events work as usual)")
-                    sink = NullSink(format: format, periodFrames: config.periodFrames)
+                    nullSink = AudioService.makeNullSink(config: config, format: format)
+                    sink = nullSink!
                     sinkName = "null (no sound card)"
                 }
             } else {
@@ -47,7 +51,8 @@ final class AudioService {
             }
         }
         let engine = AudioEngine(sink: sink, bank: bank, voices: config.voices,
-                                 idleTimeout: Double(config.idleStopMs) / 1000, log: AudioService.log)
+                                 idleTimeout: nullSink?.clock != nil ? AudioService.manualIdleTimeout : Double(config.idleStopMs) / 1000,
+                                 log: AudioService.log)
         do {
             try engine.start()
             self.engine = engine
@@ -73,8 +78,8 @@ final class AudioService {
         }
     }
 
-    func drainReports(_ body: (UInt32, String) -> Void) {
-        engine?.drainReports { body($0.voice, $0.name) }
+    func drainReports(_ body: (UInt32, String, Int64) -> Void) {
+        engine?.drainReports { body($0.voice, $0.name, $0.startFrame) }
     }
 
     func soundList() -> [JSON] {

@@ -44,6 +44,10 @@ public struct ServerConfig: Sendable {
     public var voices = 16
     public var periodFrames = 256
     public var idleStopMs = 2000
+    /// The reducer's and the null sink's clock (config `clock`, `--clock`): `real` or `manual` (docs/HARNESS.md).
+    public var clock: ClockMode = .real
+    /// A WAV file the null sink writes its stream to from the start (config `capture`, `--capture`).
+    public var capturePath: String?
     /// Where the config came from, for messages.
     public var configFile: String?
 
@@ -105,7 +109,7 @@ public struct ServerConfig: Sendable {
         "socket", "state", "sounds", "sound_files", "sound_retrigger", "audio", "alsa_device", "log_level", "max_line", "max_clients",
         "max_queued_bytes", "write_timeout_ms", "max_items", "max_id_length", "max_badge_count", "max_badge_chars",
         "sound_map", "allowed_uids", "allowed_gids", "bar", "compact_every", "compact_interval_ms", "fsync_interval_ms", "voices",
-        "period_frames", "idle_stop_ms",
+        "period_frames", "idle_stop_ms", "clock", "capture",
     ]
 
     /// Applies a JSON config file over these values. Errors name the file and the key.
@@ -195,6 +199,8 @@ public struct ServerConfig: Sendable {
         voices = try p.int("voices", range: 1...256) ?? voices
         periodFrames = try p.int("period_frames", range: 32...8192) ?? periodFrames
         idleStopMs = try p.int("idle_stop_ms", range: 0...3_600_000) ?? idleStopMs
+        if let c = try p.choice("clock", ClockMode.self, allowed: ["real", "manual"]) { clock = c }
+        if let f = try p.string("capture") { capturePath = f }
     }
 }
 

@@ -20,6 +20,9 @@ public enum DaemonCommand {
       --audio MODE        auto (ALSA, falling back to the null sink), null, alsa
       --alsa-device NAME  ALSA PCM (default "default"; any PCM string, e.g. hw:0,0)
       --log-level LEVEL   error, warning, notice, info (default), debug
+      --clock MODE        real (default) or manual: time moves only by clock.advance
+                          (test harnesses; docs/HARNESS.md)
+      --capture FILE.wav  with --audio null: write the mix the device would play to FILE
       --help              show this help
       --version           show the version
 
@@ -36,6 +39,7 @@ public enum DaemonCommand {
         var config = ServerConfig.defaults()
         var socket: String?, state: String?, sounds: [String] = [], audio: AudioMode?, device: String?, level: Priority?
         var configFile: String?
+        var clock: ClockMode?, capture: String?
         var k = 0
         func value(_ flag: String) -> String? {
             if k + 1 < args.count { k += 1; return args[k] }
@@ -70,6 +74,11 @@ public enum DaemonCommand {
                 guard let s = v() else { return 1 }
                 guard let p = Priority(name: s) else { fail("--log-level must be error, warning, notice, info or debug, not \"\(s)\""); return 1 }
                 level = p
+            case "--clock":
+                guard let s = v() else { return 1 }
+                guard let c = ClockMode(rawValue: s) else { fail("--clock must be real or manual, not \"\(s)\""); return 1 }
+                clock = c
+            case "--capture": guard let s = v() else { return 1 }; capture = s
             default:
                 fail("unknown option \"\(args[k])\"; see tabbard --help")
                 return 1
@@ -90,6 +99,12 @@ public enum DaemonCommand {
         if let audio { config.audio = audio }
         if let device { config.alsaDevice = device }
         if let level { config.logLevel = level }
+        if let clock { config.clock = clock }
+        if let capture { config.capturePath = capture }
+        if let c = config.capturePath, config.audio != .null {
+            fail("--capture \(c) needs --audio null (the capture is the null sink's stream)")
+            return 1
+        }
         Log.level = config.logLevel
         do {
             let server = try Server(config: config)

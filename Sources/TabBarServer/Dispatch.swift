@@ -115,7 +115,8 @@ extension Server {
         case .success(let cmd): command = cmd
         }
         switch command {
-        case .ping, .soundList, .soundReload, .soundPlay, .subscribe, .unsubscribe, .statsGet:
+        case .ping, .soundList, .soundReload, .soundPlay, .subscribe, .unsubscribe, .statsGet,
+             .clockAdvance, .clockGet, .captureStart, .captureStop:
             // They read state or stats: let them see only changes that are in the journal.
             commitBatch()
         default:
@@ -136,6 +137,7 @@ extension Server {
             switch r {
             case .success(let voice):
                 stats.soundsPlayed += 1
+                settleAudio(queued: true)
                 return .success(.obj(["voice": .int(voice)]))
             case .failure(let e):
                 stats.soundsFailed += 1
@@ -156,6 +158,8 @@ extension Server {
             return .success(.obj([:]))
         case .statsGet:
             return .success(statsJSON())
+        case .clockAdvance, .clockGet, .captureStart, .captureStop:
+            return executeHarness(command)
         default:
             return applyStateCommand(command, request: request, from: c)
         }
@@ -174,11 +178,11 @@ extension Server {
                            writeParams: ((inout [UInt8]) -> Void)? = nil, id: JSON? = nil,
                            from c: Connection? = nil) -> Result<JSON, RPCError> {
         var before = reducer.state
-        var outcome = reducer.reduce(command, at: Server.nowMs())
+        var outcome = reducer.reduce(command, at: nowMs())
         if reducer.state.seq == before.seq && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
             before = reducer.state
-            outcome = reducer.reduce(command, at: Server.nowMs())
+            outcome = reducer.reduce(command, at: nowMs())
         }
         if reducer.state.seq != before.seq {
             batch.join(state: before, requester: c)
@@ -205,7 +209,9 @@ extension Server {
             switch effect {
             case let .play(name, gain, _):
                 switch audio.play(name: name, gain: gain, requestedAt: lineReadNs) {
-                case .success: stats.soundsPlayed += 1
+                case .success:
+                    stats.soundsPlayed += 1
+                    settleAudio(queued: true)
                 case .failure(let e):
                     stats.soundsFailed += 1
                     Log.debug("Feedback sound not played", ["sound": name, "reason": e.message])

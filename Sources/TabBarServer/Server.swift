@@ -50,12 +50,15 @@ public final class Server {
     var batch = Batch()
     /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
     var timers: [TimerKey: Int64] = [:]
+    /// The reducer's clock: real, or manual (`--clock manual`, Timers.swift).
+    var clock: DaemonClock
     /// Whether `tab.select` lines `FastSelect` recognises skip the `JSON` tree (off only in tests).
     var fastPath = true
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
         self.config = config
+        clock = DaemonClock(mode: config.clock)
         stats.startedNs = Posix.monotonicNs()
         // The socket first: a daemon that finds another one live must not touch its state.
         let listener: Int32, owned: Bool
@@ -78,6 +81,11 @@ public final class Server {
             throw ServerError("cannot use the state file \(config.statePath): \(error)")
         }
         audio = AudioService(config: config)
+        do { try audio.startConfiguredCapture() } catch {
+            close(listener)
+            if owned { unlink(config.socketPath) }
+            throw error
+        }
         epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
         var mask = sigset_t()
         sigemptyset(&mask)
@@ -152,9 +160,7 @@ public final class Server {
                     handleSignals()
                 } else if fd == audio.reportFD {
                     commitBatch()  // sound.played is no part of the group
-                    audio.drainReports { voice, name in
-                        broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name)])))
-                    }
+                    publishSoundReports()
                 } else if let c = conns[fd] {
                     if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
                         readFrom(c, now: now)
@@ -491,6 +497,8 @@ public final class Server {
         }
         close(listenFD)
         if ownsSocketPath { unlink(config.socketPath) }
+        endCapture()  // the capture ends at the clock's time; what plays out after is not in it
+        audio.nullSink?.clock?.release()  // voices still sounding play out without waiting for the clock
         audio.shutdown()
         Log.notice("Stopped", ["seq": String(reducer.state.seq)])
     }

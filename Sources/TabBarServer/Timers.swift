@@ -1,26 +1,115 @@
 @preconcurrency import Glibc
 import TabBarCore
 
+/// Which clock the daemon runs on. Wire/flag strings: `real`, `manual`.
+public enum ClockMode: String, Sendable {
+    /// CLOCK_MONOTONIC.
+    case real
+    /// Virtual time from 0 that moves only by `clock.advance` (docs/HARNESS.md).
+    case manual
+}
+
+/// The clock the reducer and its timers are given, in ms. The real one reads
+/// CLOCK_MONOTONIC (one branch more than before); the manual one is a number the state
+/// loop moves (`Server.advanceClock`).
+struct DaemonClock {
+    let mode: ClockMode
+    /// The manual clock's time.
+    var manualMs: Int64 = 0
+
+    init(mode: ClockMode) { self.mode = mode }
+
+    @inline(__always)
+    func nowMs() -> Int64 {
+        mode == .real ? Int64(Posix.monotonicNs() / 1_000_000) : manualMs
+    }
+}
+
 /// The reducer's timers (show/hide phases, front-end animations): it asks for them as
 /// `Effect.timer` data; the loop sleeps no longer than the earliest, then feeds each due
 /// one back as `Command.timerFired`, journaled and published like any other change.
+/// Under the manual clock they fire only in `clock.advance`.
 extension Server {
-    /// The clock the reducer is given: CLOCK_MONOTONIC in ms.
-    static func nowMs() -> Int64 { Int64(Posix.monotonicNs() / 1_000_000) }
+    /// The clock the reducer is given (ms).
+    @inline(__always)
+    func nowMs() -> Int64 { clock.nowMs() }
 
-    /// Milliseconds until the earliest timer (0 when one is due), nil when there is none.
+    /// Milliseconds until the earliest timer (0 when one is due), nil when there is none
+    /// (or the clock is manual: nothing is due until it is told to move).
     func timerTimeoutMs() -> Int? {
-        guard let earliest = timers.values.min() else { return nil }
-        return Int(max(0, earliest - Server.nowMs()))
+        guard clock.mode == .real, let earliest = timers.values.min() else { return nil }
+        return Int(max(0, earliest - nowMs()))
     }
 
-    /// Fires every due timer, earliest first.
+    /// The earliest timer; timers due at the same ms fire in key order (visibility, then
+    /// animations by id), so the order does not depend on the dictionary's hashing.
+    func earliestTimer() -> (key: TimerKey, due: Int64)? {
+        var best: (key: TimerKey, due: Int64)?
+        for (k, due) in timers {
+            if let b = best, (b.due, b.key.order) <= (due, k.order) { continue }
+            best = (k, due)
+        }
+        return best
+    }
+
+    /// Fires every due timer, earliest first (the real clock's loop turn).
     func fireDueTimers() {
+        guard clock.mode == .real else { return }
         while true {
-            let now = Server.nowMs()
-            guard let (key, due) = timers.min(by: { $0.value < $1.value }), due <= now else { return }
-            timers[key] = nil
-            _ = applyStateCommand(.timerFired(key), method: "timer.fired", params: key.json)
+            let now = nowMs()
+            guard let (key, due) = earliestTimer(), due <= now else { return }
+            fire(key)
         }
     }
+
+    func fire(_ key: TimerKey) {
+        timers[key] = nil
+        _ = applyStateCommand(.timerFired(key), method: "timer.fired", params: key.json)
+    }
+
+    /// `clock.advance {ms}`: moves the manual clock by `ms`, stopping at each timer that
+    /// falls due on the way (in order) to fire it at its own time; the null sink renders
+    /// every frame up to each of those times before the next step.
+    func advanceClock(by ms: Int) -> Result<JSON, RPCError> {
+        guard clock.mode == .manual else { return .failure(.clockNotManual) }
+        let target = clock.manualMs + Int64(ms)
+        settleAudio(queued: false)
+        while let (key, due) = earliestTimer(), due <= target {
+            moveClock(to: max(due, clock.manualMs))
+            fire(key)
+        }
+        moveClock(to: target)
+        return .success(.obj(["now_ms": .int(target)]))
+    }
+
+    private func moveClock(to ms: Int64) {
+        guard ms != clock.manualMs else { return }
+        let step = ms - clock.manualMs
+        clock.manualMs = ms
+        audio.nullSink?.clock?.set(ms: ms)
+        // Rendering takes ~2 ms per virtual second (docs/PERFORMANCE.md): allow 10 s plus 20× that.
+        settleAudio(queued: false, timeoutNanos: 10_000_000_000 + UInt64(max(step, 0)) * 40_000)
+    }
+
+    /// `clock.get`.
+    func clockJSON() -> JSON {
+        .obj(["now_ms": .int(nowMs()), "mode": .string(clock.mode.rawValue)])
+    }
+}
+
+extension TimerKey {
+    /// Tie-break of timers due at the same ms.
+    var order: Int {
+        switch self {
+        case .visibility: return -1
+        case .animation(let id): return id
+        }
+    }
+}
+
+extension RPCError {
+    /// `clock.advance` on a daemon running on the real clock.
+    static let clockNotManual = RPCError(
+        code: -32009, kind: "clock_not_manual",
+        message: "The daemon runs on the real clock; clock.advance needs tabbard --clock manual (or \"clock\": \"manual\" in its config).")
 }

@@ -48,6 +48,9 @@ enum Subcommand: Equatable {
     case stats
     case ping
     case pipe(tokenFile: String?)
+    /// The test harness (Harness.swift).
+    case advance(ms: Int)
+    case wait(event: String, match: [String: String], timeoutMs: Int, then: [String])
 }
 
 struct Invocation: Equatable {
@@ -293,6 +296,8 @@ enum Arguments {
             _ = try w.expect([])
             let volume = try w.value("--volume").map { v throws(UsageError) in try w.number(v, "--volume") }
             return .feedback(profile: w.value("--profile"), volume: volume)
+        case "advance", "wait":
+            return try HarnessCommands.build(spec, &w)
         default:
             throw UsageError(message: "unknown command \"\(spec.name)\"", command: nil)
         }

@@ -120,7 +120,7 @@ struct CommandSpec {
         CommandSpec("help", "[COMMAND]", "show help for tabbarctl or a command", """
             Same as `tabbarctl --help` or `tabbarctl COMMAND --help`.
             """),
-    ]
+    ] + HarnessCommands.specs
 }
 
 /// The help texts.

@@ -39,7 +39,7 @@ struct Output {
 enum Plan {
     static func request(_ command: Subcommand) -> (method: String, params: JSON?)? {
         switch command {
-        case .help, .version, .configure, .pipe: return nil
+        case .help, .version, .configure, .pipe, .advance, .wait: return nil
         case .state: return ("state.get", nil)
         case .select(let target, let program, let ifSeq):
             var p: [JSON.Member] = []
@@ -136,6 +136,8 @@ struct Runner {
             return try Pipe(options: options, output: output, tokenFile: tokenFile).run()
         case .monitor:
             return try Monitor(options: options, output: output).run(command, connection: connect())
+        case .advance, .wait:
+            return try HarnessCommands.run(command, options: options, output: output)
         case .configure(let file):
             let params = try Self.loadConfiguration(file)
             let connection = try connect()

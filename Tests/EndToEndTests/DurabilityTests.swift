@@ -119,8 +119,9 @@ let canMountTmpfs: Bool = {
         let voice = try #require(played["result"]?["voice"])
         // The subscriber's next message is the sound, not a change.
         let next = try #require(try sub.readJSON())
+        let frame = try #require(next["params"]?["frame"])  // the stream position where it starts
         #expect(next == .obj(["jsonrpc": .string("2.0"), "method": .string("sound.played"),
-                              "params": .obj(["voice": voice, "name": .string("click")])]))
+                              "params": .obj(["voice": voice, "name": .string("click"), "frame": frame])]))
         let stats = try #require(try c.call("stats.get")["result"])
         #expect(stats["journal"]?["error"]?.stringValue?.contains("No space left on device") == true)
         #expect(d.stop() == 0)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 extension RawClient {
     /// Reads until a message satisfies `match` (events before it are returned too); fails after `timeout` s.
@@ -127,57 +128,72 @@ enum Examples {
         #expect(try again.call("state.get")["result"]?["seq"] == seq)
     }
 
+    /// On virtual time (`TabBarTesting`): the hide ends exactly at its duration, a pop
+    /// turns it around from where it got to, and nothing fires early.
     @Test func animatedVisibilityEndsWithAnIdleEventFromTheDaemonsTimer() throws {
-        let d = try Daemon()
-        defer { #expect(d.stop() == 0) }
-        let sub = try RawClient(path: d.socket)
-        _ = try sub.call("subscribe", #"{"topics":["bar.visibility"]}"#)
-        let c = try RawClient(path: d.socket)
-        _ = try c.call("bar.configure", #"{"settings":{"hide_duration_ms":150}}"#)
-        let push = try c.call("nav.push", #"{"hides_bar":true}"#)
-        #expect(push["result"]?["visibility"]?["phase"] == .string("hiding"))
-        let (hiding, _) = try sub.waitFor("hiding", isEvent("bar.visibility"))
-        #expect(hiding["params"]?["phase"] == .string("hiding"))
-        #expect(hiding["params"]?["duration_ms"] == .int(150))
-        let (idle, _) = try sub.waitFor("idle", isEvent("bar.visibility"))
-        #expect(idle["params"]?["phase"] == .string("idle"))
-        #expect(idle["params"]?["hidden"] == .bool(true))
-        #expect(idle["params"]?["seq"]?.intValue == (hiding["params"]?["seq"]?.intValue ?? 0) + 1)
+        let h = try HeadlessDaemon(sounds: Paths.sounds)
+        defer { #expect(h.stop() == 0) }
+        try h.call("bar.configure", .obj(["settings": .obj(["hide_duration_ms": .int(150)])]))
+        let push = try h.call("nav.push", .obj(["hides_bar": .bool(true)]))
+        #expect(push["visibility"]?["phase"] == .string("hiding"))
+        let hiding = try h.expect(event: "bar.visibility", matching: ["phase": "hiding", "duration_ms": "150"])
+        try h.advance(ms: 149)
+        try h.expectNoEvent("bar.visibility", matching: ["phase": "idle"])
+        try h.advance(ms: 1)
+        let idle = try h.expect(event: "bar.visibility", matching: ["phase": "idle", "hidden": "true"])
+        #expect(idle["seq"]?.intValue == (hiding["seq"]?.intValue ?? 0) + 1)
 
-        // Retarget: pop right after a push; the show starts from where the hide got to.
-        _ = try c.call("nav.pop")
-        _ = try sub.waitFor("idle after pop", isEvent("bar.visibility") { $0["phase"] == .string("idle") })
-        _ = try c.call("nav.push", #"{"hides_bar":true}"#)
-        _ = try c.call("nav.pop")
-        let (last, before) = try sub.waitFor("idle after retarget", isEvent("bar.visibility") { $0["phase"] == .string("idle") })
-        // The hide is turned around (at once when the pop came within the same millisecond),
-        // never queued: one hiding, at most one showing no longer than the hide ran, one idle.
-        #expect(before.first?["params"]?["phase"] == .string("hiding"))
-        #expect(before.count <= 2)
-        if before.count == 2 {
-            #expect(before[1]["params"]?["phase"] == .string("showing"))
-            #expect((before[1]["params"]?["duration_ms"]?.intValue ?? 999) <= 150)
-        }
-        #expect(last["params"]?["hidden"] == .bool(false))
-        var later: [JSON] = []
-        _ = try sub.call("ping", events: &later)
-        #expect(later.isEmpty)
-        #expect(try c.call("state.get")["result"]?["state"]?["visibility"]?["hidden"] == .bool(false))
+        // Pop: shows over the whole duration, then idle.
+        try h.call("nav.pop")
+        try h.expect(event: "bar.visibility", matching: ["phase": "showing", "duration_ms": "150"])
+        try h.advance(ms: 150)
+        try h.expect(event: "bar.visibility", matching: ["phase": "idle", "hidden": "false"])
+        // Retarget: a pop 60 ms into a hide shows for the 60 ms the hide ran, never queued.
+        try h.call("nav.push", .obj(["hides_bar": .bool(true)]))
+        try h.advance(ms: 60)
+        try h.call("nav.pop")
+        try h.expect(event: "bar.visibility", matching: ["phase": "hiding"])
+        try h.expect(event: "bar.visibility", matching: ["phase": "showing", "duration_ms": "60"])
+        try h.advance(ms: 59)
+        try h.expectNoEvent("bar.visibility", matching: ["phase": "idle"])
+        try h.advance(ms: 1)
+        try h.expect(event: "bar.visibility", matching: ["phase": "idle", "hidden": "false"])
+        try h.expectNoEvent("bar.visibility")
+        #expect(try h.state()["visibility"]?["hidden"] == .bool(false))
     }
 
     @Test func frontEndAnimationsEndWhenTheirTimeIsUp() throws {
-        let d = try Daemon()
-        defer { #expect(d.stop() == 0) }
-        let sub = try RawClient(path: d.socket)
-        _ = try sub.call("subscribe", #"{"topics":["animation"]}"#)
-        let c = try RawClient(path: d.socket)
-        let begun = try c.call("animation.begin", #"{"kind":"spin","tab":"chat","duration_ms":80}"#)
-        let id = try #require(begun["result"]?["animation"])
-        _ = try sub.waitFor("animation.began", isEvent("animation.began"))
-        let (ended, _) = try sub.waitFor("animation.ended", isEvent("animation.ended"))
-        #expect(ended["params"]?["animation"] == id)
-        #expect(ended["params"]?["reason"] == .string("finished"))
-        #expect(try c.call("state.get")["result"]?["state"]?["animations"] == .array([]))
+        let h = try HeadlessDaemon(sounds: Paths.sounds)
+        defer { #expect(h.stop() == 0) }
+        let begun = try h.call("animation.begin", .obj(["kind": .string("spin"), "tab": .string("chat"), "duration_ms": .int(80)]))
+        let id = try #require(begun["animation"])
+        try h.expect(event: "animation.began", matching: ["animation": id.text])
+        try h.advance(ms: 79)
+        try h.expectNoEvent("animation.ended")
+        #expect(try h.state()["animations"]?.text.contains("\"spin\"") == true)
+        try h.advance(ms: 1)
+        try h.expect(event: "animation.ended", matching: ["animation": id.text, "reason": "finished"])
+        #expect(try h.state()["animations"] == .array([]))
+    }
+
+    /// The sound rules, heard: a user select clicks, a program select does not, and the
+    /// bar's visibility sound starts with the slide — each at the frame of its time.
+    @Test func userSelectsClickProgramSelectsDoNotAndTheSlideSoundsOnPush() throws {
+        let h = try HeadlessDaemon(sounds: Paths.sounds)
+        defer { #expect(h.stop() == 0) }
+        try h.call("bar.configure", .obj(["settings": .obj(["sounds": .obj(["visibility": .string("slide")])])]))
+        try h.call("tab.select", .obj(["tab": .string("chat"), "source": .string("program")]))
+        try h.advance(ms: 100)
+        try h.call("tab.select", .obj(["tab": .string("me")]))
+        try h.advance(ms: 100)
+        try h.call("nav.push", .obj(["hides_bar": .bool(true)]))
+        try h.advance(ms: 600)
+        let audio = try h.capturedAudio()
+        #expect(audio.sounds.map(\.name) == ["click", "slide"])
+        let clickAt: Int64 = 100 * 48 + 32, slideAt: Int64 = 200 * 48 + 32  // each at its ms × 48 + the device's 32
+        #expect(audio.sounds.map(\.frame) == [clickAt, slideAt])
+        let before = audio.samples(frames: 0..<clickAt)
+        #expect(before.count == Int(clickAt) * 2 && before.allSatisfy { $0 == 0 }, "the program select made no sound")
     }
 
     @Test func visibilityAndTimersSurviveSIGKILL() throws {

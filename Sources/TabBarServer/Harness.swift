@@ -1,0 +1,87 @@
+@preconcurrency import Glibc
+import TabBarCore
+import TabBarAudio
+
+/// The test-harness methods (`clock.*`, `capture.*`, docs/HARNESS.md) and how the
+/// manual clock keeps the audio thread in step with the state loop.
+extension Server {
+    /// Runs a harness method (they read or change no bar state).
+    func executeHarness(_ command: Command) -> Result<JSON, RPCError> {
+        switch command {
+        case .clockAdvance(let ms): return advanceClock(by: ms)
+        case .clockGet: return .success(clockJSON())
+        case .captureStart(let path):
+            guard let sink = audio.nullSink else { return .failure(.captureFailed("the daemon plays through \(audio.sinkName); captures need tabbard --audio null")) }
+            // What was queued at the current time is in the stream before the capture starts.
+            settleAudio(queued: false)
+            do {
+                let first = try sink.startCapture(path: path)
+                return .success(.obj(["path": .string(path), "frame": .int(first)]))
+            } catch {
+                return .failure(.captureFailed("\(error)"))
+            }
+        case .captureStop:
+            guard let sink = audio.nullSink else { return .failure(.captureFailed("the daemon plays through \(audio.sinkName); there is no capture")) }
+            settleAudio(queued: false)
+            do {
+                guard let done = try sink.stopCapture() else { return .failure(.captureFailed("no capture is running; capture.start first")) }
+                return .success(.obj(["path": .string(done.path), "frame": .int(done.firstFrame), "frames": .int(done.frames)]))
+            } catch {
+                return .failure(.captureFailed("\(error)"))
+            }
+        default:
+            return .failure(.internalError("\(command) is no harness method"))
+        }
+    }
+
+    /// Under the manual clock: waits until the audio thread has done all it can at the
+    /// current time (`queued`: a sound was just queued), then publishes the sounds that
+    /// started, so `sound.played` comes at the same place of the event stream on every run.
+    /// Does nothing on the real clock.
+    func settleAudio(queued: Bool, timeoutNanos: UInt64 = 10_000_000_000) {
+        guard let clock = audio.nullSink?.clock else { return }
+        if !clock.settle(queued: queued, timeoutNanos: timeoutNanos) {
+            Log.error("The audio thread did not catch up with the manual clock", ["waited_ms": String(timeoutNanos / 1_000_000)])
+        }
+        publishSoundReports()
+    }
+
+    /// Finishes a running capture at shutdown (under the manual clock at its current time,
+    /// so the file is the same on every run).
+    func endCapture() {
+        guard let sink = audio.nullSink else { return }
+        settleAudio(queued: false)
+        do { _ = try sink.stopCapture() } catch { Log.error("The capture could not be written", ["error": "\(error)"]) }
+    }
+
+    /// Broadcasts `sound.played` for each voice the audio thread reported started.
+    func publishSoundReports() {
+        audio.drainReports { voice, name, frame in
+            broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name), "frame": .int(frame)])))
+        }
+    }
+}
+
+extension AudioService {
+    /// Under a manual clock the stream never stops for idleness (it keeps the device's time).
+    static let manualIdleTimeout: Double = 1e9
+
+    /// The null sink for `config`: paced by a manual clock under `--clock manual`.
+    static func makeNullSink(config: ServerConfig, format: PCMFormat) -> NullSink {
+        NullSink(format: format, periodFrames: config.periodFrames, clock: config.clock == .manual ? ManualClock() : nil)
+    }
+
+    /// Starts `--capture FILE` (before any sound). Throws a sentence for the log.
+    func startConfiguredCapture() throws {
+        guard let path = config.capturePath else { return }
+        guard let sink = nullSink else { throw ServerError("--capture \(path) needs --audio null") }
+        do { _ = try sink.startCapture(path: path) } catch { throw ServerError("\(error)") }
+    }
+}
+
+extension RPCError {
+    /// A capture could not be started or stopped (no null sink, file not writable, none running).
+    static func captureFailed(_ why: String) -> RPCError {
+        RPCError(code: -32010, kind: "capture_failed", message: "The capture failed: \(why).")
+    }
+}

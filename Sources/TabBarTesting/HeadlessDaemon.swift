@@ -1,0 +1,262 @@
+import Glibc
+import TabBarCore
+import TabBarClient
+
+/// A real `tabbard` for a front end's tests: started on a temporary socket and state
+/// with the null audio sink, the manual clock (`--clock manual`) and a WAV capture of
+/// its stream. Time moves only by `advance(ms:)`, so a test of a 500 ms slide-away
+/// takes no 500 ms and never flakes; the events and the captured audio are the same,
+/// byte for byte, on every run (docs/HARNESS.md).
+///
+/// Errors are thrown (`HarnessError`, saying what arrived instead), so it works the
+/// same from XCTest and Swift Testing. Not thread-safe: one test, one daemon.
+public final class HeadlessDaemon {
+    /// The temporary directory holding the socket, the state, the captures and the daemon's log.
+    public let directory: String
+    public let socketPath: String
+    public let statePath: String
+    /// The daemon's process id.
+    public let pid: pid_t
+    /// The connection the helpers use; it is subscribed to every event.
+    public let connection: TabBarConnection
+    /// How long `expect` and the helpers wait for the daemon (real time), in ms.
+    public var timeoutMs: Int
+
+    private var inbox: [JSON] = []
+    private var played: [PlayedSound] = []
+    private var captureIndex = 0
+    private var captured: [Int16] = []
+    private var capturedFirstFrame: Int64 = 0
+    private var format = (rate: 48000, channels: 2)
+    private var running = true
+
+    /// Starts `tabbard` and connects.
+    /// - Parameters:
+    ///   - binary: the `tabbard` executable; default `$TABBARD_BIN_DIR/tabbard`, else next
+    ///     to the running test bundle, else `tabbard` on `PATH`.
+    ///   - sounds: a sounds directory (`--sounds`); default `$TABBARD_SOUNDS_DIR`, else the daemon's own default.
+    ///   - configuration: a bar to configure before the test starts (`bar.configure` params), if any.
+    ///   - arguments: more daemon flags (`--config FILE`, `--log-level debug`…).
+    public init(binary: String? = nil, sounds: String? = nil, configuration: JSON? = nil,
+                arguments: [String] = [], timeoutMs: Int = 10_000) throws {
+        self.timeoutMs = timeoutMs
+        var template = Array((HeadlessDaemon.tempRoot() + "/tabbard-harness-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw HarnessError("cannot create a temporary directory: \(String(cString: strerror(errno)))") }
+        directory = String(cString: made)
+        socketPath = directory + "/socket"
+        statePath = directory + "/state.json"
+        let exe = binary ?? HeadlessDaemon.locateDaemon()
+        var args = ["tabbard", "--socket", socketPath, "--state", statePath, "--audio", "null", "--clock", "manual",
+                    "--capture", directory + "/capture-0.wav"]
+        if let dir = sounds ?? HeadlessDaemon.env("TABBARD_SOUNDS_DIR") { args += ["--sounds", dir] }
+        args += arguments
+        do {
+            pid = try HeadlessDaemon.spawn(exe, args, log: directory + "/tabbard.log")
+        } catch {
+            HeadlessDaemon.removeTree(directory)
+            throw error
+        }
+        do {
+            connection = try HeadlessDaemon.connect(socketPath, pid: pid, timeoutMs: timeoutMs, log: directory + "/tabbard.log")
+            _ = try connection.call("subscribe")
+            if let configuration { _ = try call("bar.configure", configuration) }
+        } catch {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            HeadlessDaemon.removeTree(directory)
+            throw error
+        }
+    }
+
+    deinit { stop() }
+
+    // MARK: Requests
+
+    /// Sends a request; returns its `result`, throws `ClientError.rpc` for an error reply.
+    @discardableResult
+    public func call(_ method: String, _ params: JSON? = nil) throws -> JSON {
+        let r = try connection.call(method, params)
+        collect()
+        return r
+    }
+
+    /// Moves the daemon's clock by `ms`: every timer due on the way fires, in order, and
+    /// the audio up to the new time is rendered. Returns the new time (`now_ms`).
+    @discardableResult
+    public func advance(ms: Int) throws -> Int64 {
+        let r = try call("clock.advance", .obj(["ms": .int(ms)]))
+        return Int64(r["now_ms"]?.intValue ?? -1)
+    }
+
+    /// The daemon's clock (ms since it started).
+    public func now() throws -> Int64 { Int64(try call("clock.get")["now_ms"]?.intValue ?? -1) }
+
+    /// The bar's state (`state.get`'s `state`).
+    public func state() throws -> JSON {
+        try call("state.get")["state"] ?? .null
+    }
+
+    // MARK: Events
+
+    /// Waits for the next event named `event` whose params match: each key of `matching`
+    /// (a dotted path such as `visibility.hidden`) has that value — a string as it is,
+    /// anything else as its JSON text (`true`, `3`, `null`). Events before it are
+    /// consumed. Returns its params; throws, listing what arrived instead, when none
+    /// comes within `timeoutMs`.
+    @discardableResult
+    public func expect(event: String, matching: [String: String] = [:], timeoutMs: Int? = nil) throws -> JSON {
+        try expect(event: event, description: HeadlessDaemon.describe(matching), timeoutMs: timeoutMs) {
+            EventMatch.matches($0, matching)
+        }
+    }
+
+    /// Like `expect(event:matching:)` with a predicate on the params.
+    @discardableResult
+    public func expect(event: String, description: String = "", timeoutMs: Int? = nil,
+                       where predicate: (JSON) -> Bool) throws -> JSON {
+        let deadline = monotonicMs() + Int64(timeoutMs ?? self.timeoutMs)
+        var scanned = 0
+        while true {
+            while scanned < inbox.count {
+                let m = inbox[scanned]
+                if m["method"]?.stringValue == event, predicate(m["params"] ?? .null) {
+                    inbox.removeFirst(scanned + 1)
+                    return m["params"] ?? .null
+                }
+                scanned += 1
+            }
+            let left = deadline - monotonicMs()
+            if left <= 0 {
+                let seen = inbox.map { $0.text }
+                throw HarnessError("expected \(event)\(description.isEmpty ? "" : " with \(description)"); "
+                                   + (seen.isEmpty ? "no event arrived" : "arrived instead: \(seen.joined(separator: ", "))"))
+            }
+            if let m = try connection.nextMessage(timeoutMs: Int(left)) { take(m) }
+        }
+    }
+
+    /// Fails when an event named `event` (matching, as in `expect`) has arrived. Every
+    /// event of the requests made so far has arrived by then: the daemon sends them
+    /// before its replies, and this makes one more round trip first.
+    public func expectNoEvent(_ event: String, matching: [String: String] = [:]) throws {
+        _ = try call("ping")
+        if let m = inbox.first(where: { $0["method"]?.stringValue == event && EventMatch.matches($0["params"] ?? .null, matching) }) {
+            throw HarnessError("expected no \(event)\(matching.isEmpty ? "" : " with \(HeadlessDaemon.describe(matching))"), got \(m.text)")
+        }
+    }
+
+    /// The events received and not yet consumed by `expect`, oldest first.
+    public var pendingEvents: [JSON] {
+        collect()
+        return inbox
+    }
+
+    // MARK: Audio
+
+    /// Everything the daemon's audio stream held since it started — the mix the device
+    /// would have played, as 16-bit samples — and the sounds that started in it.
+    public func capturedAudio() throws -> CapturedAudio {
+        let stop = try call("capture.stop")
+        guard let path = stop["path"]?.stringValue else { throw HarnessError("capture.stop answered \(stop.text)") }
+        let wav = try WAVFile.read(path)
+        format = (wav.rate, wav.channels)
+        if captured.isEmpty { capturedFirstFrame = Int64(stop["frame"]?.intValue ?? 0) }
+        captured += wav.samples
+        unlink(path)
+        captureIndex += 1
+        _ = try call("capture.start", .obj(["path": .string(directory + "/capture-\(captureIndex).wav")]))
+        return CapturedAudio(rate: format.rate, channels: format.channels, firstFrame: capturedFirstFrame,
+                             samples: captured, sounds: played)
+    }
+
+    // MARK: Life cycle
+
+    /// The daemon's log (stderr) so far.
+    public var log: String {
+        guard let b = try? readAll(directory + "/tabbard.log") else { return "" }
+        return String(decoding: b, as: UTF8.self)
+    }
+
+    /// Stops the daemon (SIGTERM, then SIGKILL after `timeoutMs`) and removes the
+    /// temporary directory. Returns its exit status (-1: killed). Idempotent.
+    @discardableResult
+    public func stop() -> Int32 {
+        guard running else { return 0 }
+        running = false
+        connection.close()
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        let deadline = monotonicMs() + Int64(timeoutMs)
+        var exit: Int32 = -1
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid {
+                if status & 0x7f == 0 { exit = (status >> 8) & 0xff }
+                break
+            }
+            if r < 0 { break }
+            if monotonicMs() > deadline {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                break
+            }
+            usleep(2_000)
+        }
+        HeadlessDaemon.removeTree(directory)
+        return exit
+    }
+
+    // MARK: Internals
+
+    private func take(_ m: JSON) {
+        guard m["method"] != nil else { return }
+        if m["method"]?.stringValue == "sound.played", let p = m["params"] {
+            played.append(PlayedSound(name: p["name"]?.stringValue ?? "", voice: p["voice"]?.intValue ?? 0,
+                                      frame: Int64(p["frame"]?.intValue ?? -1)))
+        }
+        inbox.append(m)
+    }
+
+    /// Moves what the connection already holds into the inbox.
+    private func collect() {
+        while connection.hasBufferedMessages, let m = try? connection.nextMessage(timeoutMs: 0) { take(m) }
+    }
+
+    static func describe(_ matching: [String: String]) -> String {
+        matching.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+}
+
+/// A sound that started in the stream (`sound.played`).
+public struct PlayedSound: Equatable, Sendable {
+    public var name: String
+    public var voice: Int
+    /// Stream position (frames since the daemon started) of the sound's first frame.
+    public var frame: Int64
+}
+
+/// The captured stream: interleaved 16-bit samples from stream frame `firstFrame` on.
+public struct CapturedAudio: Sendable {
+    public var rate: Int
+    public var channels: Int
+    public var firstFrame: Int64
+    public var samples: [Int16]
+    /// Every sound that started, in order, with its stream frame.
+    public var sounds: [PlayedSound]
+
+    public var frames: Int { samples.count / max(channels, 1) }
+
+    /// The samples of frames `range` (stream frames), interleaved.
+    public func samples(frames range: Range<Int64>) -> ArraySlice<Int16> {
+        let lo = Int(max(range.lowerBound - firstFrame, 0)) * channels
+        let hi = Int(max(range.upperBound - firstFrame, 0)) * channels
+        return samples[min(lo, samples.count)..<min(hi, samples.count)]
+    }
+}
+
+/// Why a harness step failed: one sentence saying what was expected and what came.
+public struct HarnessError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

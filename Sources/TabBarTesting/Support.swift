@@ -1,0 +1,136 @@
+import Glibc
+import TabBarCore
+import TabBarClient
+
+/// A 16-bit PCM WAV file, as libsndfile writes the daemon's capture (and as `Sounds/` holds).
+public struct WAVFile: Sendable {
+    public var rate: Int
+    public var channels: Int
+    /// Interleaved samples.
+    public var samples: [Int16]
+
+    /// Reads `path`; throws `HarnessError` for anything but 16-bit PCM WAV.
+    public static func read(_ path: String) throws -> WAVFile {
+        let b = try readAll(path)
+        func u32(_ o: Int) -> Int { Int(b[o]) | Int(b[o + 1]) << 8 | Int(b[o + 2]) << 16 | Int(b[o + 3]) << 24 }
+        func u16(_ o: Int) -> Int { Int(b[o]) | Int(b[o + 1]) << 8 }
+        guard b.count >= 12, Array(b[0..<4]) == Array("RIFF".utf8), Array(b[8..<12]) == Array("WAVE".utf8) else {
+            throw HarnessError("\(path) is no WAV file")
+        }
+        var off = 12
+        var rate = 0, channels = 0, bits = 0
+        while off + 8 <= b.count {
+            let id = String(decoding: b[off..<off + 4], as: UTF8.self)
+            let size = u32(off + 4)
+            let body = off + 8
+            if id == "fmt ", body + 16 <= b.count {
+                channels = u16(body + 2)
+                rate = u32(body + 4)
+                bits = u16(body + 14)
+            } else if id == "data" {
+                guard bits == 16, channels > 0 else { throw HarnessError("\(path): not 16-bit PCM (bits \(bits), channels \(channels))") }
+                let end = min(body + size, b.count)
+                var s = [Int16](repeating: 0, count: (end - body) / 2)
+                for i in 0..<s.count { s[i] = Int16(bitPattern: UInt16(u16(body + 2 * i))) }
+                return WAVFile(rate: rate, channels: channels, samples: s)
+            }
+            off = body + size + (size & 1)
+        }
+        throw HarnessError("\(path) has no data chunk")
+    }
+}
+
+func readAll(_ path: String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw HarnessError("cannot read \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = read(fd, &chunk, chunk.count)
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        out += chunk[0..<n]
+    }
+    return out
+}
+
+func monotonicMs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}
+
+extension HeadlessDaemon {
+    static func env(_ name: String) -> String? {
+        guard let v = getenv(name) else { return nil }
+        let s = String(cString: v)
+        return s.isEmpty ? nil : s
+    }
+
+    static func tempRoot() -> String { env("TMPDIR") ?? "/tmp" }
+
+    /// `$TABBARD_BIN_DIR/tabbard`, else `tabbard` next to the running executable (the test
+    /// bundle in `.build/debug`), else `tabbard` on `PATH`.
+    static func locateDaemon() -> String {
+        if let dir = env("TABBARD_BIN_DIR") { return dir + "/tabbard" }
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        if n > 0 {
+            var exe = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            // The bundle may sit in a directory (.xctest/…) inside the bin dir: look up a few levels.
+            for _ in 0..<3 {
+                guard let slash = exe.lastIndex(of: "/") else { break }
+                exe = String(exe[..<slash])
+                if access(exe + "/tabbard", X_OK) == 0 { return exe + "/tabbard" }
+            }
+        }
+        return "tabbard"
+    }
+
+    /// posix_spawnp with stdin from /dev/null and stdout+stderr to `log`.
+    static func spawn(_ exe: String, _ args: [String], log: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let r = posix_spawnp(&pid, exe, &actions, nil, argv, environ)
+        guard r == 0 else {
+            throw HarnessError("cannot start \(exe): \(String(cString: strerror(r))) (pass binary:, or set TABBARD_BIN_DIR)")
+        }
+        return pid
+    }
+
+    /// Connects once the daemon listens; fails with its log if it exits first.
+    static func connect(_ path: String, pid: pid_t, timeoutMs: Int, log: String) throws -> TabBarConnection {
+        let deadline = monotonicMs() + Int64(timeoutMs)
+        while true {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let text = (try? readAll(log)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                throw HarnessError("tabbard exited before it listened: \(text)")
+            }
+            if access(path, F_OK) == 0, let c = try? TabBarConnection(path: path, timeoutMs: timeoutMs) { return c }
+            if monotonicMs() > deadline { throw HarnessError("tabbard did not listen on \(path) within \(timeoutMs) ms") }
+            usleep(5_000)
+        }
+    }
+
+    /// Removes `dir` and everything in it (the daemon's files: no subdirectories beyond one level).
+    static func removeTree(_ dir: String) {
+        guard let d = opendir(dir) else { return }
+        while let e = readdir(d) {
+            let name = withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+            if name == "." || name == ".." { continue }
+            let p = dir + "/" + name
+            if unlink(p) != 0 && errno == EISDIR { removeTree(p) }
+        }
+        closedir(d)
+        rmdir(dir)
+    }
+}
