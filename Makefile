@@ -11,7 +11,7 @@ ARGS    ?=
 SWIFT_BUILD = $(SWIFT) build --no-color-diagnostics
 # Release builds (run, install, deb, bench) carry the Swift runtime inside: they run where no
 # toolchain is (no libswift*.so NEEDED, no RUNPATH into /opt/swift). docs/PERFORMANCE.md.
-RELEASE_FLAGS = -c release --static-swift-stdlib
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro
 BINDIR   = $(DESTDIR)$(PREFIX)/bin
 SHAREDIR = $(DESTDIR)$(PREFIX)/share/tabbard
 DOCDIR   = $(DESTDIR)$(PREFIX)/share/doc/tabbard
@@ -138,7 +138,7 @@ deb: release man packaging-deps
 ## test-package: man pages render clean, completions work, the .deb installs, runs without
 ## the toolchain, answers, and uninstalls leaving nothing behind (needs root; SKIP otherwise)
 test-package: deb
-	bash packaging/test-completion.sh
+	bash packaging/test-docs.sh .build/release .build/man
 	bash packaging/test-deb.sh .build/deb/tabbard.deb
 
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);

@@ -34,23 +34,22 @@ done
 for page in tabbard.8 tabbarctl.1 tabbard.conf.5; do
     MANWIDTH=200 man -l "$mandir/$page" 2>/dev/null | sed 's/‐//g' > "$tmp/$page.txt"
 done
-text() { cat "$tmp/$(basename "$1").txt"; }
 commands="$("$bindir/tabbarctl" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF && $1 != "Commands:" {print $1}')"
 [ -n "$commands" ] || fail "no commands in tabbarctl --help"
 missing=""
-for c in $commands; do text "$mandir/tabbarctl.1" | grep -qE "^ +$c( |$)" || missing="$missing $c"; done
+for c in $commands; do grep -qE "^ +$c( |$)" "$tmp/tabbarctl.1.txt" || missing="$missing $c"; done
 [ -z "$missing" ] && ok "tabbarctl(1) describes every command of tabbarctl --help" || fail "tabbarctl(1) lacks:$missing"
 missing=""
-for o in $("$bindir/tabbarctl" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do text "$mandir/tabbarctl.1" | grep -q -- "$o" || missing="$missing $o"; done
+for o in $("$bindir/tabbarctl" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do grep -q -- "$o" "$tmp/tabbarctl.1.txt" || missing="$missing $o"; done
 [ -z "$missing" ] && ok "tabbarctl(1) has every option of tabbarctl --help" || fail "tabbarctl(1) lacks:$missing"
 missing=""
-for o in $("$bindir/tabbard" --help | grep -oE -- '(^| )--[a-z][a-z-]*' | sort -u); do text "$mandir/tabbard.8" | grep -q -- "$o" || missing="$missing $o"; done
+for o in $("$bindir/tabbard" --help | grep -oE -- '(^| )--[a-z][a-z-]*' | sort -u); do grep -q -- "$o" "$tmp/tabbard.8.txt" || missing="$missing $o"; done
 [ -z "$missing" ] && ok "tabbard(8) has every option of tabbard --help" || fail "tabbard(8) lacks:$missing"
 missing=""
 keys="$(sed -n '/^| key | default/,/^$/p' "$here/docs/CONFIG.md" | sed -n 's/^| \([^|]*\)|.*/\1/p' | grep -oE '`[a-z_]+`' | tr -d '`' | sort -u)"
 [ -n "$keys" ] || fail "found no config keys in docs/CONFIG.md"
 for k in $keys; do
-    text "$mandir/tabbard.conf.5" | grep -qw -- "$k" || missing="$missing $k"
+    grep -qw -- "$k" "$tmp/tabbard.conf.5.txt" || missing="$missing $k"
 done
 [ -z "$missing" ] && ok "tabbard.conf(5) has every key of docs/CONFIG.md" || fail "tabbard.conf(5) lacks:$missing"
 

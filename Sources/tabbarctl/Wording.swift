@@ -18,7 +18,7 @@ enum Wording {
         if sourceTree { return "start it with `make run`" }
         if let instance { return "start it with `systemctl --user start tabbard@\(instance).socket`" }
         if systemSocket { return "start it with `systemctl start tabbard.socket`" }
-        return "start it with `systemctl --user start tabbard.socket` (or run `tabbard`)"
+        return "start it with `systemctl --user start tabbard.socket` (or run `tabbard &`)"
     }
 
     /// `startAdvice` for this process: its executable, options and environment.
