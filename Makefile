@@ -110,8 +110,7 @@ install: release man
 	install -m 0644 completions/_tabbarctl $(ZSHCOMPDIR)/_tabbarctl
 	install -m 0644 completions/tabbarctl.fish $(FISHCOMPDIR)/tabbarctl.fish
 	if [ -d web ]; then \
-	  install -d $(SHAREDIR)/web && \
-	  find web -maxdepth 1 -type f ! -name tabbard-web -exec install -m 0644 {} $(SHAREDIR)/web/ \; && \
+	  find web -type f ! -name tabbard-web | while read -r f; do install -D -m 0644 "$$f" "$(SHAREDIR)/$$f" || exit 1; done && \
 	  if [ -f web/tabbard-web ]; then install -m 0755 web/tabbard-web $(BINDIR)/; fi; \
 	fi
 	rm -rf .build/systemd && systemd/render.sh $(PREFIX) .build/systemd

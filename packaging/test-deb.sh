@@ -61,6 +61,13 @@ else installed=1; fail "dpkg -i:"; printf '    %s\n' "$out"; exit 1; fi
 getent passwd tabbard >/dev/null && ok "postinst created the system user tabbard (systemd-sysusers)" || fail "no user tabbard after dpkg -i"
 id -nG tabbard 2>/dev/null | grep -qw audio && ok "tabbard is in group audio" || fail "tabbard is not in group audio"
 [ "$(stat -c %U:%a /var/lib/tabbard 2>/dev/null)" = "tabbard:750" ] && ok "postinst created /var/lib/tabbard (systemd-tmpfiles)" || fail "/var/lib/tabbard: $(stat -c %U:%a /var/lib/tabbard 2>&1)"
+src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ -d "$src/web" ]; then  # the web front end, when the tree has one
+    missing=""
+    for f in $(cd "$src" && find web -type f ! -name tabbard-web); do [ -f "/usr/share/tabbard/$f" ] || missing="$missing $f"; done
+    [ -f "$src/web/tabbard-web" ] && [ ! -x /usr/bin/tabbard-web ] && missing="$missing /usr/bin/tabbard-web"
+    [ -z "$missing" ] && ok "the web front end is installed (/usr/share/tabbard/web)" || fail "not installed from web/:$missing"
+fi
 dpkg-query -W -f='${Conffiles}\n' tabbard | grep -q /etc/tabbard/config.json && ok "/etc/tabbard/config.json is a conffile" || fail "/etc/tabbard/config.json is not a conffile"
 
 # 4. use it without the toolchain
