@@ -91,6 +91,23 @@ import TabBarCore
         #expect(d.stop() == 0)
     }
 
+    /// Copies an executable through a close-on-exec descriptor, so that no child process
+    /// started meanwhile by another test inherits it open for writing.
+    static func copyExecutable(_ from: String, to: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: from))
+        let fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw TestFailure("cannot create \(to): errno \(errno)") }
+        defer { close(fd) }
+        try bytes.withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = write(fd, raw.baseAddress! + off, raw.count - off)
+                guard n > 0 else { throw TestFailure("cannot write \(to): errno \(errno)") }
+                off += n
+            }
+        }
+    }
+
     @Test func theHintToStartTheDaemonFitsWhereTabbarctlIsInstalled() throws {
         let missing = "/nonexistent-\(UUID().uuidString.prefix(8))/socket"
         // From the build tree: `make run`.
@@ -100,7 +117,7 @@ import TabBarCore
         let bin = FileManager.default.temporaryDirectory.appendingPathComponent("tabbarctl-installed-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: bin) }
-        try FileManager.default.copyItem(atPath: Paths.tabbarctl, toPath: bin + "/tabbarctl")
+        try Self.copyExecutable(Paths.tabbarctl, to: bin + "/tabbarctl")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: bin + "/tabbarctl")
         p.arguments = ["--instance", "mail", "ping"]
@@ -110,7 +127,15 @@ import TabBarCore
         p.environment = env
         let e = Pipe()
         p.standardError = e
-        try p.run()
+        // Another test's fork may still hold a just-written executable open for a moment
+        // (ETXTBSY, "Text file busy"): retry, within a deadline, as Go's os/exec does.
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            do { try p.run(); break } catch {
+                guard "\(error)".contains("Text file busy") || "\(error)".contains("Code=26"), Date() < deadline else { throw error }
+                usleep(20_000)
+            }
+        }
         let text = String(decoding: e.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         #expect(p.terminationStatus == 1)
