@@ -2,7 +2,7 @@
 # Subcommands, their options, and — asked of the running daemon with a short
 # timeout — item ids (select, badge, action) and sound names (play).
 
-_tabbarctl_commands="state select badge action play sounds monitor call touch push pop scroll hide show configure reset feedback stats ping pipe help"
+_tabbarctl_commands="state select badge action play sounds monitor call touch push pop scroll hide show configure reset feedback stats ping pipe advance wait help"
 _tabbarctl_globals="--socket --instance --json --timeout --help --version"
 _tabbarctl_topics="tab action badge bar animation feedback sound server state tab.selected tab.reselected tab.highlighted action.triggered action.finished badge.changed bar.configured bar.visibility animation.cue animation.began animation.ended feedback.changed sound.played sound.failed server.stopping state.resync"
 
@@ -34,7 +34,7 @@ _tabbarctl() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${COMP_WORDS[i]}"
         case "$w" in
-            --socket|--instance|--timeout|--topics|--text|--if-seq|--id|--reason|--profile|--volume|--token-file) ((i++)) ;;
+            --socket|--instance|--timeout|--topics|--text|--if-seq|--id|--reason|--profile|--volume|--token-file|--match) ((i++)) ;;
             -*) ;;
             *) if [ -z "$cmd" ]; then cmd="$w"; else ((nopts++)); fi ;;
         esac
@@ -46,7 +46,7 @@ _tabbarctl() {
             local dir="${XDG_RUNTIME_DIR:-/run}/tabbard" names=() f
             for f in "$dir"/*.socket; do [ -S "$f" ] && names+=("$(basename "$f" .socket)"); done
             COMPREPLY=($(compgen -W "${names[*]}" -- "$cur")); return ;;
-        --timeout|--if-seq|--id|--volume|--text) return ;;
+        --timeout|--if-seq|--id|--volume|--text|--match) return ;;
         --topics)
             local done_part="" last="$cur"
             if [[ "$cur" == *,* ]]; then done_part="${cur%,*},"; last="${cur##*,}"; fi
@@ -77,6 +77,7 @@ _tabbarctl() {
         hide|show) opts="--reason --animated" ;;
         feedback) opts="--profile --volume" ;;
         pipe) opts="--token-file" ;;
+        wait) opts="--match --timeout" ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts --json --socket --instance --timeout --help" -- "$cur"))
@@ -93,6 +94,8 @@ _tabbarctl() {
             [ "$nopts" -eq 0 ] && COMPREPLY=($(compgen -f -- "$cur")) ;;
         help)
             [ "$nopts" -eq 0 ] && COMPREPLY=($(compgen -W "$_tabbarctl_commands" -- "$cur")) ;;
+        wait)
+            [ "$nopts" -eq 0 ] && COMPREPLY=($(compgen -W "$_tabbarctl_topics" -- "$cur")) ;;
     esac
 }
 complete -F _tabbarctl tabbarctl

@@ -1,7 +1,7 @@
 # fish completion for tabbarctl: subcommands, their options, and — asked of the
 # running daemon with a short timeout — item ids and sound names.
 
-set -l commands state select badge action play sounds monitor call touch push pop scroll hide show configure reset feedback stats ping pipe help
+set -l commands state select badge action play sounds monitor call touch push pop scroll hide show configure reset feedback stats ping pipe advance wait help
 
 function __tabbarctl_ask --description 'string values of KEY in the daemon JSON answer'
     set -l key $argv[1]
@@ -55,6 +55,8 @@ complete -c tabbarctl -n "not __fish_seen_subcommand_from $commands" -a feedback
 complete -c tabbarctl -n "not __fish_seen_subcommand_from $commands" -a stats -d 'print counters'
 complete -c tabbarctl -n "not __fish_seen_subcommand_from $commands" -a ping -d 'check the daemon answers'
 complete -c tabbarctl -n "not __fish_seen_subcommand_from $commands" -a pipe -d 'bridge stdin/stdout to the daemon'
+complete -c tabbarctl -n "not __fish_seen_subcommand_from $commands" -a advance -d 'move the manual clock'
+complete -c tabbarctl -n "not __fish_seen_subcommand_from $commands" -a wait -d 'wait for an event'
 complete -c tabbarctl -n "not __fish_seen_subcommand_from $commands" -a help -d 'show help'
 
 complete -c tabbarctl -n '__fish_seen_subcommand_from select badge action' -a '(__tabbarctl_ask id state)' -d item
@@ -77,3 +79,4 @@ complete -c tabbarctl -n '__fish_seen_subcommand_from hide show' -l animated -d 
 complete -c tabbarctl -n '__fish_seen_subcommand_from feedback' -l profile -x -a 'full quiet silent' -d profile
 complete -c tabbarctl -n '__fish_seen_subcommand_from feedback' -l volume -x -d '0 to 1'
 complete -c tabbarctl -n '__fish_seen_subcommand_from pipe' -l token-file -r -F -d 'token file'
+complete -c tabbarctl -n '__fish_seen_subcommand_from wait' -l match -x -d 'params to match, K=V'
