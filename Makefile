@@ -89,7 +89,7 @@ test-sandbox:
 	bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
 
 ## man: the man pages (man/*.scd → .build/man/*.[158], with scdoc)
-MAN_PAGES = .build/man/tabbard.8 .build/man/tabbarctl.1 .build/man/tabbard.conf.5
+MAN_PAGES = .build/man/tabbard.8 .build/man/tabbarctl.1 .build/man/tabbard.conf.5 .build/man/tabbard-web.1
 man: $(MAN_PAGES)
 .build/man/%: man/%.scd
 	@mkdir -p $(@D)
@@ -104,6 +104,7 @@ install: release man
 	install -m 0644 Sounds/*.wav $(SHAREDIR)/sounds/
 	install -m 0644 docs/*.md README.md $(DOCDIR)/
 	install -m 0644 .build/man/tabbarctl.1 $(MANDIR)/man1/
+	if [ -f web/tabbard-web ]; then install -m 0644 .build/man/tabbard-web.1 $(MANDIR)/man1/; fi
 	install -m 0644 .build/man/tabbard.conf.5 $(MANDIR)/man5/
 	install -m 0644 .build/man/tabbard.8 $(MANDIR)/man8/
 	install -m 0644 completions/tabbarctl.bash $(BASHCOMPDIR)/tabbarctl
@@ -123,7 +124,7 @@ install: release man
 uninstall:
 	rm -f $(BINDIR)/tabbard $(BINDIR)/tabbarctl $(BINDIR)/tabbard-web
 	rm -rf $(SHAREDIR) $(DOCDIR)
-	rm -f $(MANDIR)/man1/tabbarctl.1 $(MANDIR)/man5/tabbard.conf.5 $(MANDIR)/man8/tabbard.8 \
+	rm -f $(MANDIR)/man1/tabbarctl.1 $(MANDIR)/man1/tabbard-web.1 $(MANDIR)/man5/tabbard.conf.5 $(MANDIR)/man8/tabbard.8 \
 	  $(BASHCOMPDIR)/tabbarctl $(ZSHCOMPDIR)/_tabbarctl $(FISHCOMPDIR)/tabbarctl.fish
 	rm -f $(UNITDIR)/user/tabbard.socket $(UNITDIR)/user/tabbard.service \
 	  $(UNITDIR)/user/tabbard@.socket $(UNITDIR)/user/tabbard@.service $(UNITDIR)/user/tabbard-web.service \

@@ -25,7 +25,7 @@ cleanup() { [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/
 trap cleanup EXIT
 
 # 1. man pages
-for page in "$mandir"/tabbard.8 "$mandir"/tabbarctl.1 "$mandir"/tabbard.conf.5; do
+for page in "$mandir"/tabbard.8 "$mandir"/tabbarctl.1 "$mandir"/tabbard.conf.5 "$mandir"/tabbard-web.1; do
     warnings="$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)"
     if [ -n "$warnings" ]; then fail "man --warnings -l $(basename "$page"):"; printf '    %s\n' "$warnings"
     else ok "man --warnings -l $(basename "$page") renders clean"; fi
