@@ -5,16 +5,31 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 SWIFT   ?= swift
 ARGS    ?=
+# Every build passes the same diagnostics flag: SwiftPM otherwise adds -color-diagnostics only
+# when stdout is a terminal, and that changed flag recompiles everything (`make run` in a
+# terminal, then `make install` from a script, then `make run` again: three full builds).
+SWIFT_BUILD = $(SWIFT) build --no-color-diagnostics
+# Release builds (run, install, deb, bench) carry the Swift runtime inside: they run where no
+# toolchain is (no libswift*.so NEEDED, no RUNPATH into /opt/swift). docs/PERFORMANCE.md.
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now -Xlinker -z -Xlinker relro
 BINDIR   = $(DESTDIR)$(PREFIX)/bin
 SHAREDIR = $(DESTDIR)$(PREFIX)/share/tabbard
 DOCDIR   = $(DESTDIR)$(PREFIX)/share/doc/tabbard
+MANDIR   = $(DESTDIR)$(PREFIX)/share/man
+BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 # systemd, sysusers.d and tmpfiles.d all search PREFIX/lib/… for /usr/local as for /usr.
+# (The .deb puts the system units in /lib/systemd/system, Debian 12's place: SYSTEMUNITDIR.)
 UNITDIR  = $(DESTDIR)$(PREFIX)/lib/systemd
+SYSTEMUNITDIR = $(UNITDIR)/system
 SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
 TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 
 # Debian packages the build, the tests and the benchmarks use.
 APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
+# What the man pages, completions and the .deb need (make man, make deb, make test-package).
+PACKAGING_APT_PACKAGES = scdoc man-db groff-base dpkg-dev file lintian bash-completion zsh fish
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
 BENCH_APT_PACKAGES = feedbackd dbus-daemon
 
@@ -30,7 +45,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean test-harness web web-deps web-test-deps test-web bench-web
+.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean test-harness web web-deps web-test-deps test-web bench-web
 
 all: build
 
@@ -39,31 +54,35 @@ deps:
 	$(call apt_install,$(APT_PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6 (https://swift.org/install) first"; exit 1; }
 
+## packaging-deps: scdoc, man-db, dpkg-dev, lintian, the shells (man pages, completions, .deb)
+packaging-deps:
+	$(call apt_install,$(PACKAGING_APT_PACKAGES))
+
 build: deps
-	$(SWIFT) build
+	$(SWIFT_BUILD)
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT_BUILD) $(RELEASE_FLAGS)
 
 ## run: the daemon in the foreground on the default user socket and the built-in bar
 run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
-## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, a short fuzz run
-test: deps test-swift test-contract test-units test-sandbox test-harness fuzz-smoke test-web
+## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the package, a short fuzz run, the web page
+test: deps test-swift test-contract test-units test-sandbox test-harness test-package fuzz-smoke test-web
 
 test-swift:
-	$(SWIFT) build --build-tests
+	$(SWIFT_BUILD) --build-tests
 	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" TABBARD_SOUNDS_DIR="$(CURDIR)/Sounds" $(SWIFT) test --skip-build
 
 test-contract:
-	$(SWIFT) build --product tabbard
+	$(SWIFT_BUILD) --product tabbard
 	python3 tests/contract/test_contract.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
 
 ## test-harness: docs/HARNESS.md's shell example, a front end's test on virtual time (tabbarctl advance/wait)
 test-harness:
-	$(SWIFT) build --product tabbard
-	$(SWIFT) build --product tabbarctl
+	$(SWIFT_BUILD) --product tabbard
+	$(SWIFT_BUILD) --product tabbarctl
 	sh tests/harness/front-end-test.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl" "$(CURDIR)/Sounds" "$(CURDIR)/examples"
 
 test-units:
@@ -71,33 +90,65 @@ test-units:
 
 ## test-sandbox: the real daemon inside the system unit's sandbox (needs root; says SKIP otherwise)
 test-sandbox:
-	$(SWIFT) build --product tabbard
-	$(SWIFT) build --product tabbarctl
+	$(SWIFT_BUILD) --product tabbard
+	$(SWIFT_BUILD) --product tabbarctl
 	bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
 
-install: release
-	install -d $(BINDIR) $(SHAREDIR)/sounds $(DOCDIR)
+## man: the man pages (man/*.scd → .build/man/*.[158], with scdoc)
+MAN_PAGES = .build/man/tabbard.8 .build/man/tabbarctl.1 .build/man/tabbard.conf.5 .build/man/tabbard-web.1
+man: $(MAN_PAGES)
+.build/man/%: man/%.scd
+	@mkdir -p $(@D)
+	@command -v scdoc >/dev/null || { echo "scdoc is missing: make packaging-deps"; exit 1; }
+	scdoc < $< > $@.tmp && mv $@.tmp $@
+
+## install: binaries, sounds, web front end (if web/ exists), docs, man pages, completions, units
+install: release man
+	install -d $(BINDIR) $(SHAREDIR)/sounds $(DOCDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8 \
+	  $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
 	install -m 0755 .build/release/tabbard .build/release/tabbarctl $(BINDIR)/
-	install -m 0755 web/tabbard-web $(BINDIR)/
-	install -d $(SHAREDIR)/web $(SHAREDIR)/examples $(DOCDIR)/images
-	install -m 0644 web/*.html web/*.js web/*.css $(SHAREDIR)/web/
+	install -d $(SHAREDIR)/examples $(DOCDIR)/images
 	install -m 0644 examples/*.json $(SHAREDIR)/examples/
 	install -m 0644 docs/images/*.png $(DOCDIR)/images/
 	install -m 0644 Sounds/*.wav $(SHAREDIR)/sounds/
 	install -m 0644 docs/*.md README.md $(DOCDIR)/
-	systemd/render.sh $(PREFIX) .build/systemd
-	install -d $(UNITDIR)/user $(UNITDIR)/system $(SYSUSERSDIR) $(TMPFILESDIR)
-	install -m 0644 .build/systemd/user/tabbard.service .build/systemd/user/tabbard.socket .build/systemd/user/tabbard-web.service $(UNITDIR)/user/
-	install -m 0644 .build/systemd/system/tabbard.service .build/systemd/system/tabbard.socket $(UNITDIR)/system/
+	install -m 0644 .build/man/tabbarctl.1 $(MANDIR)/man1/
+	if [ -f web/tabbard-web ]; then install -m 0644 .build/man/tabbard-web.1 $(MANDIR)/man1/; fi
+	install -m 0644 .build/man/tabbard.conf.5 $(MANDIR)/man5/
+	install -m 0644 .build/man/tabbard.8 $(MANDIR)/man8/
+	install -m 0644 completions/tabbarctl.bash $(BASHCOMPDIR)/tabbarctl
+	install -m 0644 completions/_tabbarctl $(ZSHCOMPDIR)/_tabbarctl
+	install -m 0644 completions/tabbarctl.fish $(FISHCOMPDIR)/tabbarctl.fish
+	if [ -d web ]; then \
+	  find web -type f ! -name tabbard-web | while read -r f; do install -D -m 0644 "$$f" "$(SHAREDIR)/$$f" || exit 1; done && \
+	  if [ -f web/tabbard-web ]; then install -m 0755 web/tabbard-web $(BINDIR)/; fi; \
+	fi
+	rm -rf .build/systemd && systemd/render.sh $(PREFIX) .build/systemd
+	install -d $(UNITDIR)/user $(SYSTEMUNITDIR) $(SYSUSERSDIR) $(TMPFILESDIR)
+	install -m 0644 .build/systemd/user/* $(UNITDIR)/user/
+	install -m 0644 .build/systemd/system/* $(SYSTEMUNITDIR)/
 	install -m 0644 .build/systemd/sysusers.d/tabbard.conf $(SYSUSERSDIR)/
 	install -m 0644 .build/systemd/tmpfiles.d/tabbard.conf $(TMPFILESDIR)/
 
 uninstall:
-	rm -f $(BINDIR)/tabbard $(BINDIR)/tabbarctl $(BINDIR)/tabbard-web $(UNITDIR)/user/tabbard-web.service
+	rm -f $(BINDIR)/tabbard $(BINDIR)/tabbarctl $(BINDIR)/tabbard-web
 	rm -rf $(SHAREDIR) $(DOCDIR)
+	rm -f $(MANDIR)/man1/tabbarctl.1 $(MANDIR)/man1/tabbard-web.1 $(MANDIR)/man5/tabbard.conf.5 $(MANDIR)/man8/tabbard.8 \
+	  $(BASHCOMPDIR)/tabbarctl $(ZSHCOMPDIR)/_tabbarctl $(FISHCOMPDIR)/tabbarctl.fish
 	rm -f $(UNITDIR)/user/tabbard.socket $(UNITDIR)/user/tabbard.service \
-	  $(UNITDIR)/system/tabbard.socket $(UNITDIR)/system/tabbard.service \
+	  $(UNITDIR)/user/tabbard@.socket $(UNITDIR)/user/tabbard@.service $(UNITDIR)/user/tabbard-web.service \
+	  $(SYSTEMUNITDIR)/tabbard.socket $(SYSTEMUNITDIR)/tabbard.service \
 	  $(SYSUSERSDIR)/tabbard.conf $(TMPFILESDIR)/tabbard.conf
+
+## deb: a Debian package of the release build (.build/deb/tabbard_VERSION_ARCH.deb), then lintian
+deb: release man packaging-deps
+	packaging/build-deb.sh
+
+## test-package: man pages render clean, completions work, the .deb installs, runs without
+## the toolchain, answers, and uninstalls leaving nothing behind (needs root; SKIP otherwise)
+test-package: deb
+	bash packaging/test-docs.sh .build/release .build/man
+	bash packaging/test-deb.sh .build/deb/tabbard.deb
 
 ## web: the browser front end (docs/WEB.md) on http://127.0.0.1:$(WEB_PORT)/ — starts a daemon on
 ## the default socket first if none answers there; prints the address (with its token) to open.
@@ -129,8 +180,8 @@ web-test-deps: deps
 
 ## test-web: the page in headless Chromium against a daemon and its bridge (tests/web/); saves docs/images/*.png
 test-web: web-test-deps
-	$(SWIFT) build --product tabbard
-	$(SWIFT) build --product tabbarctl
+	$(SWIFT_BUILD) --product tabbard
+	$(SWIFT_BUILD) --product tabbarctl
 	$(WEB_VENV)/bin/python tests/web/test_web.py --bin "$$($(SWIFT) build --show-bin-path)" --sounds "$(CURDIR)/Sounds" \
 	  --root "$(CURDIR)" --screenshots "$(CURDIR)/docs/images"
 
@@ -182,7 +233,7 @@ fuzz: fuzz-build
 # keeps only the last one: without the combined -Xswiftc flag a build is at random left
 # without coverage instrumentation ("no interesting inputs were found").
 fuzz-build:
-	$(SWIFT) build -c release --product FuzzProtocol $(foreach s,$(subst $(comma), ,$(FUZZ_SANITIZE)),--sanitize=$(s)) \
+	$(SWIFT_BUILD) -c release --product FuzzProtocol $(foreach s,$(subst $(comma), ,$(FUZZ_SANITIZE)),--sanitize=$(s)) \
 	  -Xswiftc -sanitize=$(FUZZ_SANITIZE) --scratch-path $(FUZZ_SCRATCH)
 
 ## fuzz-smoke: the short bounded fuzz run of `make test` (FUZZ_SMOKE_SECONDS, default 20), from the seeds only

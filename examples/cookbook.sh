@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Replays the scenarios of docs/COOKBOOK.md against a fresh daemon per example and
 # prints each command, its output, and the events `tabbarctl monitor` saw.
-# Usage: examples/cookbook.sh [BIN_DIR]   (default: the debug build)
+# Usage: examples/cookbook.sh [BIN_DIR]   (default: .build/release, the build `make run` makes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${1:-$(swift build --show-bin-path)}
+BIN=${1:-.build/release}
+[ -x "$BIN/tabbard" ] || { echo "cookbook.sh: no $BIN/tabbard; run \`make release\` (or \`make run\`) first, or pass a BIN_DIR" >&2; exit 1; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 

@@ -8,7 +8,9 @@
 # environment variables BINDIR, PKGDATADIR, DOCDIR — and writes:
 #   OUTDIR/system/tabbard.service  OUTDIR/system/tabbard.socket
 #   OUTDIR/user/tabbard.service    OUTDIR/user/tabbard.socket
+#   OUTDIR/user/tabbard@.service   OUTDIR/user/tabbard@.socket    (one daemon per app)
 #   OUTDIR/user/tabbard-web.service
+#   (every other system/*.in and user/*.in too)
 #   OUTDIR/sysusers.d/tabbard.conf OUTDIR/tmpfiles.d/tabbard.conf   (copied)
 # Example: systemd/render.sh /usr/local build/systemd
 set -euo pipefail
@@ -37,13 +39,12 @@ done
 
 for scope in system user; do
     mkdir -p "$out/$scope"
-    units="tabbard.service tabbard.socket"
-    [ "$scope" = user ] && units="$units tabbard-web.service"  # the web front end (docs/WEB.md)
-    for unit in $units; do
+    for in in "$src/$scope"/*.in; do
+        unit="$(basename "$in" .in)"
         sed -e "s|@bindir@|$bindir|g" \
             -e "s|@pkgdatadir@|$pkgdatadir|g" \
             -e "s|@docdir@|$docdir|g" \
-            "$src/$scope/$unit.in" > "$out/$scope/$unit.tmp"
+            "$in" > "$out/$scope/$unit.tmp"
         if grep -n '@[a-z]*@' "$out/$scope/$unit.tmp" >&2; then
             echo "$0: unrendered placeholder in $scope/$unit" >&2
             rm -f "$out/$scope/$unit.tmp"

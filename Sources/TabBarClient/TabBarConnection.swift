@@ -182,20 +182,25 @@ public final class TabBarConnection {
         }
     }
 
+    /// How a person starts the daemon, for the hints of connection errors. A program sets
+    /// it once, before connecting (tabbarctl: `make run` in the source tree, systemctl when installed).
+    nonisolated(unsafe) public static var startAdvice = "start it (`systemctl --user start tabbard.socket`)"
+
     /// The system's reason plus what to do about it.
     static func connectHint(_ e: Int32) -> String {
+        let startAdvice = Self.startAdvice
         let reason = errnoText(e)
         switch e {
         case ENOENT, ENOTDIR:
-            return "\(reason) — is tabbard running? start it with `make run` or pass --socket"
+            return "\(reason) — is tabbard running? \(startAdvice) or pass --socket"
         case ECONNREFUSED:
-            return "\(reason) — nothing is listening there (a stale socket of a stopped tabbard?); start it with `make run` or pass --socket"
+            return "\(reason) — nothing is listening there (a stale socket of a stopped tabbard?); \(startAdvice) or pass --socket"
         case EACCES, EPERM:
             return "\(reason) — you may not use this socket; run as the daemon's user or group, or pass --socket"
         case EAGAIN:
             return "\(reason) — tabbard is not accepting connections fast enough; retry in a moment"
         default:
-            return "\(reason) — is tabbard running? start it with `make run` or pass --socket"
+            return "\(reason) — is tabbard running? \(startAdvice) or pass --socket"
         }
     }
 }

@@ -109,6 +109,7 @@ extension Server {
 
     /// Runs a request; state commands go through the reducer and the journal.
     func execute(_ request: Request, from c: Connection) -> Result<JSON, RPCError> {
+        let request = resolvingInitialBar(request)  // bar.configure {"initial":true}: InitialBar.swift
         let command: Command
         switch Methods.command(for: request, limits: reducer.limits) {
         case .failure(let e): return .failure(e)

@@ -1,8 +1,11 @@
+import TabBarClient
 import TabBarCore
 
 /// Options every command accepts.
 struct GlobalOptions: Equatable {
     var socket: String? = nil
+    /// `--instance NAME`: the daemon of one application (`tabbard@NAME.socket`).
+    var instance: String? = nil
     var json = false
     var timeoutMs = 5000
 }
@@ -36,7 +39,10 @@ enum Subcommand: Equatable {
     case action(String, finish: Bool)
     case play(String)
     case sounds
-    case monitor(topics: [String]?)
+    /// `follow`: reconnect and resubscribe after the daemon stops or restarts.
+    case monitor(topics: [String]?, follow: Bool = false)
+    /// Back to the configured bar (`bar.configure {"initial": true}`).
+    case reset
     case call(String, params: JSON?)
     case touch(phase: String, x: Double, y: Double, touchID: Int? = nil)
     case push(hidesBar: Bool)
@@ -73,7 +79,7 @@ struct UsageError: Error, Equatable, CustomStringConvertible {
 /// (`--name value` or `--name=value`) and positional words. `--` ends options;
 /// a word that reads as a number (`-12`) is positional.
 enum Arguments {
-    static let globalFlags: [String: Bool] = ["--socket": true, "--json": false, "--timeout": true]
+    static let globalFlags: [String: Bool] = ["--socket": true, "--instance": true, "--json": false, "--timeout": true]
 
     /// Parses the arguments after the program name.
     static func parse(_ args: [String]) throws(UsageError) -> Invocation {
@@ -130,6 +136,11 @@ enum Arguments {
         case "--socket":
             guard let value, !value.isEmpty else { throw UsageError(message: "--socket needs a path", command: command) }
             options.socket = value
+        case "--instance":
+            guard let value, SocketPath.isValidInstance(value) else {
+                throw UsageError(message: "--instance needs a name such as mail (no \"/\"), not \"\(value ?? "")\"", command: command)
+            }
+            options.instance = value
         case "--json":
             options.json = true
         case "--timeout":
@@ -228,6 +239,7 @@ enum Arguments {
         case "state": _ = try w.expect([]); return .state
         case "sounds": _ = try w.expect([]); return .sounds
         case "pop": _ = try w.expect([]); return .pop
+        case "reset": _ = try w.expect([]); return .reset
         case "stats": _ = try w.expect([]); return .stats
         case "ping": _ = try w.expect([]); return .ping
         case "select":
@@ -257,10 +269,14 @@ enum Arguments {
             return .play(try w.expect(["NAME"])[0])
         case "monitor":
             _ = try w.expect([])
-            guard let list = w.value("--topics") else { return .monitor(topics: nil) }
+            let follow = w.flag("--follow")
+            guard let list = w.value("--topics") else { return .monitor(topics: nil, follow: follow) }
             let topics = list.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
             if topics.isEmpty { throw w.error("--topics needs a comma-separated list, such as tab,badge.changed") }
-            return .monitor(topics: topics)
+            for topic in topics where !Topics.isKnown(topic) {
+                throw w.error("there is no topic \"\(topic)\"; topics are event names or their first part: " + Topics.prefixes.joined(separator: ", "))
+            }
+            return .monitor(topics: topics, follow: follow)
         case "call":
             guard !w.positionals.isEmpty else { throw w.error("missing METHOD") }
             guard w.positionals.count <= 2 else { throw w.error("unexpected argument \"\(w.positionals[2])\"; quote the JSON params as one argument") }

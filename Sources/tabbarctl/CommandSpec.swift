@@ -53,15 +53,19 @@ struct CommandSpec {
         CommandSpec("sounds", "", "list the loaded sounds (sound.list)", """
             Prints a table: name, frames, rate, channels, duration in ms, source.
             """),
-        CommandSpec("monitor", "[--json] [--topics A,B]", "follow the daemon's events until Ctrl-C",
-                    options: ["--topics": true], """
+        CommandSpec("monitor", "[--json] [--topics A,B] [--follow]", "follow the daemon's events until Ctrl-C",
+                    options: ["--topics": true, "--follow": false], """
             Subscribes, prints a one-line summary of the snapshot, then one line per
             event, e.g. `seq 12 tab.selected chat (previous home, user)`.
-              --topics A,B  only these topics (for example `tab,badge.changed`)
+              --topics A,B  only these topics: event names (badge.changed) or their
+                            first part (tab, badge, action, bar, animation, feedback,
+                            sound, server, state)
+              --follow      when the daemon stops or restarts, say so, wait for it,
+                            reconnect and subscribe again (until Ctrl-C)
               --json        print the subscribe result, then every event line exactly
-                            as received
+                            as received (notices about reconnecting go to stderr)
             Exits 0 on Ctrl-C/SIGTERM or after `server.stopping`, 1 if the connection
-            drops otherwise.
+            drops otherwise (with --follow, only Ctrl-C/SIGTERM end it).
             """),
         CommandSpec("call", "METHOD [JSON]", "send any request; print its result as JSON", """
             Sends METHOD with JSON (an object, e.g. '{"tab":"chat"}') as params and
@@ -103,11 +107,17 @@ struct CommandSpec {
               {"items":[{"id":"home","title":"Home"},…], "selected":"home", "layout":{…}}
             Prints the new state.
             """),
+        CommandSpec("reset", "", "go back to the configured bar (bar.configure)", """
+            Replaces the items, selection, layout and settings with the bar tabbard was
+            configured with (the config file's `bar`, else the built-in bar), as
+            `tabbarctl configure` would. Prints the new state.
+            """),
         CommandSpec("feedback", "[--profile P] [--volume V]", "show or set sound feedback (feedback.set)",
                     options: ["--profile": true, "--volume": true], """
               --profile P  full, quiet or silent
               --volume V   0 to 1
-            Without options prints the current feedback settings.
+            Without options prints the current feedback settings (with --json:
+            {"seq":N,"feedback":{…}}, the shape feedback.set answers with).
             """),
         CommandSpec("stats", "", "print the daemon's counters and latencies (stats.get)", """
             Prints one `name: value` line per figure.
@@ -130,7 +140,10 @@ enum Help {
     static let globalOptions = """
         Options (before or after the command):
           --socket PATH   the daemon's socket (default: $TABBARD_SOCKET, else
-                          $XDG_RUNTIME_DIR/tabbard/socket, else /run/tabbard/socket)
+                          $XDG_RUNTIME_DIR/tabbard/socket, else /run/tabbard/socket
+                          for root or /tmp/tabbard-UID/socket for other users)
+          --instance NAME the daemon of one application, tabbard@NAME.socket:
+                          $XDG_RUNTIME_DIR/tabbard/NAME.socket (or $TABBARD_INSTANCE)
           --json          print raw JSON results instead of text
           --timeout MS    how long to wait for a reply (default 5000)
           -h, --help      show help;  -V, --version  show the version

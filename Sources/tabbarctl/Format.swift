@@ -9,7 +9,7 @@ enum Format {
     static func word(_ value: JSON?) -> String {
         guard let value else { return "?" }
         switch value {
-        case .string(let s): return s
+        case .string(let s): return TextWidth.printable(s)
         case .null: return "none"
         case .number(let n): return n
         default: return value.text
@@ -26,7 +26,7 @@ enum Format {
     static func badge(_ badge: JSON?) -> String {
         guard let badge, !badge.isNull else { return "none" }
         if badge["kind"]?.stringValue == "dot" { return "•" }
-        if let display = badge["display"]?.stringValue { return display.isEmpty ? "•" : display }
+        if let display = badge["display"]?.stringValue { return display.isEmpty ? "•" : TextWidth.printable(display) }
         return word(badge["value"])
     }
 
@@ -48,11 +48,11 @@ enum Format {
     static func table(_ rows: [[String]], indent: String = "") -> [String] {
         let columns = rows.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columns)
-        for row in rows { for (k, cell) in row.enumerated() { widths[k] = max(widths[k], cell.count) } }
+        for row in rows { for (k, cell) in row.enumerated() { widths[k] = max(widths[k], TextWidth.columns(cell)) } }
         return rows.map { row in
             var line = indent
             for (k, cell) in row.enumerated() {
-                line += k == row.count - 1 ? cell : cell.padding(widths[k]) + "  "
+                line += k == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[k] - TextWidth.columns(cell)) + "  "
             }
             while line.last == " " { line.removeLast() }
             return line
@@ -205,7 +205,7 @@ enum Format {
             let name = prefix.isEmpty ? m.key : prefix + "." + m.key
             switch m.value {
             case .object: lines.append(contentsOf: flat(m.value, prefix: name))
-            case .string(let s): lines.append("\(name): \(s)")
+            case .string(let s): lines.append("\(name): \(TextWidth.printable(s))")
             default: lines.append("\(name): \(m.value.text)")
             }
         }

@@ -20,11 +20,48 @@ struct Monitor {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
-    func run(_ command: Subcommand, connection: TabBarConnection) throws -> Int32 {
+    /// How one subscription ended.
+    enum End {
+        /// `server.stopping` arrived.
+        case stopped
+        /// The connection closed or failed without it.
+        case dropped(String)
+    }
+
+    func run(_ command: Subcommand, connect: () throws -> TabBarConnection) throws -> Int32 {
         guard let (method, params) = Plan.request(command) else { return ExitStatus.client }
-        let snapshot = try connection.call(method, params)
-        output.out(options.json ? snapshot.text : Monitor.snapshotLine(snapshot))
-        return try follow(connection)
+        var follows = false
+        if case .monitor(_, let f) = command { follows = f }
+        var connection = try connect()
+        while true {
+            let snapshot = try connection.call(method, params)
+            output.out(options.json ? snapshot.text : Monitor.snapshotLine(snapshot))
+            let end = try follow(connection)
+            connection.close()
+            if !follows {
+                switch end {
+                case .stopped: return ExitStatus.ok
+                case .dropped:
+                    output.error("tabbard closed the connection without saying it was stopping (did it crash? check its log, then \(TabBarConnection.startAdvice); `tabbarctl monitor --follow` waits for it)")
+                    return ExitStatus.client
+                }
+            }
+            switch end {
+            case .stopped: output.error("tabbard is stopping; waiting for it to come back (Ctrl-C to quit)")
+            case .dropped(let why): output.error("lost tabbard (\(why)); waiting for it to come back (Ctrl-C to quit)")
+            }
+            connection = reconnect(connect)
+            output.error("reconnected to tabbard; subscribing again")
+        }
+    }
+
+    /// Tries `connect` every 200 ms until it succeeds (the person ends this with Ctrl-C).
+    func reconnect(_ connect: () throws -> TabBarConnection) -> TabBarConnection {
+        var delay = timespec(tv_sec: 0, tv_nsec: 200_000_000)
+        while true {
+            if let c = try? connect() { return c }
+            nanosleep(&delay, nil)
+        }
     }
 
     /// `seq 12 subscribed: 4 items (home chat compose me), selected home, …`.
@@ -32,19 +69,20 @@ struct Monitor {
         "seq \(Format.number(result["seq"])) subscribed: " + Format.summary(result["state"] ?? .null)
     }
 
-    /// Prints events until `server.stopping` (status 0) or the connection drops (status 1).
-    func follow(_ connection: TabBarConnection) throws -> Int32 {
+    /// Prints events until `server.stopping` or the connection drops.
+    func follow(_ connection: TabBarConnection) throws -> End {
         while true {
             let message: ReceivedMessage
             do {
                 guard let m = try connection.nextReceived(timeoutMs: nil) else { continue }
                 message = m
             } catch ClientError.closed {
-                output.error("tabbard closed the connection without saying it was stopping (did it crash? check its log, then restart it with `make run`)")
-                return ExitStatus.client
+                return .dropped("the connection closed")
+            } catch ClientError.io(let what) {
+                return .dropped(what)
             }
             output.out(options.json ? message.text : Format.event(message.json))
-            if message.json["method"]?.stringValue == "server.stopping" { return ExitStatus.ok }
+            if message.json["method"]?.stringValue == "server.stopping" { return .stopped }
         }
     }
 }

@@ -62,7 +62,8 @@ enum Plan {
             return (finish ? "action.finish" : "action.trigger", .obj(["tab": .string(tab)]))
         case .play(let name): return ("sound.play", .obj(["name": .string(name)]))
         case .sounds: return ("sound.list", nil)
-        case .monitor(let topics):
+        case .reset: return ("bar.configure", .obj(["initial": .bool(true)]))
+        case .monitor(let topics, _):
             return ("subscribe", topics.map { .obj(["topics": .array($0.map(JSON.string))]) })
         case .call(let method, let params): return (method, params)
         case .touch(let phase, let x, let y, let touchID):
@@ -107,8 +108,11 @@ struct Runner {
         do {
             return try execute(command)
         } catch let error as ClientError {
+            if case .rpc(_, let kind, let message, let data) = error {
+                output.error(options.json ? error.description : "\(Wording.humane(message, data: data)) (\(kind))")
+                return ExitStatus.daemon
+            }
             output.error(error.description)
-            if case .rpc = error { return ExitStatus.daemon }
             return ExitStatus.client
         } catch let error as UsageError {
             output.error(error.description)
@@ -120,7 +124,7 @@ struct Runner {
     }
 
     func connect() throws -> TabBarConnection {
-        try TabBarConnection(path: SocketPath.resolve(explicit: options.socket), timeoutMs: options.timeoutMs)
+        try TabBarConnection(path: SocketPath.resolve(explicit: options.socket, instance: options.instance), timeoutMs: options.timeoutMs)
     }
 
     func execute(_ command: Subcommand) throws -> Int32 {
@@ -135,7 +139,7 @@ struct Runner {
         case .pipe(let tokenFile):
             return try Pipe(options: options, output: output, tokenFile: tokenFile).run()
         case .monitor:
-            return try Monitor(options: options, output: output).run(command, connection: connect())
+            return try Monitor(options: options, output: output).run(command, connect: connect)
         case .advance, .wait:
             return try HarnessCommands.run(command, options: options, output: output)
         case .configure(let file):
@@ -153,12 +157,17 @@ struct Runner {
         let started = monotonicNanoseconds()
         let result = try connection.call(method, params)
         let elapsed = monotonicNanoseconds() - started
+        if case .feedback(nil, nil) = command, options.json {
+            // The feedback alone, in feedback.set's shape, not the whole state.
+            output.out(JSON.obj(["seq": result["seq"] ?? .null, "feedback": result["state"]?["feedback"] ?? .null]).text)
+            return ExitStatus.ok
+        }
         if options.json || command.printsRawResult {
             output.out(result.text)
             return ExitStatus.ok
         }
         switch command {
-        case .state:
+        case .state, .reset:
             print(Format.state(result))
         case .select:
             output.out(Format.select(result))

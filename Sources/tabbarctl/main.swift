@@ -1,4 +1,5 @@
 import Glibc
+import TabBarClient
 
 // tabbarctl: parse the command line, run one command, exit with its status.
 let output = Output.standard
@@ -6,6 +7,7 @@ let status: Int32
 do {
     let invocation = try Arguments.parse(Array(CommandLine.arguments.dropFirst()))
     if case .monitor = invocation.command { Monitor.installSignalHandlers() }
+    TabBarConnection.startAdvice = Wording.startAdvice(options: invocation.options)
     status = Runner(options: invocation.options, output: output).run(invocation.command)
 } catch {
     output.error(error.description)

@@ -202,7 +202,7 @@ import TabBarCore
 
     @Test func aMissingSocketSaysWhatToDo() {
         let error = #expect(throws: ClientError.self) { try TabBarConnection(path: "/nonexistent-dir/tabbard/socket") }
-        #expect(error?.description == "cannot connect to /nonexistent-dir/tabbard/socket: No such file or directory — is tabbard running? start it with `make run` or pass --socket")
+        #expect(error?.description == "cannot connect to /nonexistent-dir/tabbard/socket: No such file or directory — is tabbard running? start it (`systemctl --user start tabbard.socket`) or pass --socket")
     }
 
     @Test func aTooLongPathIsRefusedBeforeConnecting() {

@@ -68,7 +68,7 @@ final class Captured {
         let captured = Captured()
         let status = Runner(options: GlobalOptions(socket: "/nonexistent/tabbard.sock"), output: captured.output).run(.ping)
         #expect(status == 1)
-        #expect(captured.err == ["tabbarctl: cannot connect to /nonexistent/tabbard.sock: No such file or directory — is tabbard running? start it with `make run` or pass --socket"])
+        #expect(captured.err == ["tabbarctl: cannot connect to /nonexistent/tabbard.sock: No such file or directory — is tabbard running? start it (`systemctl --user start tabbard.socket`) or pass --socket"])
     }
 
     @Test func anUnreadableConfigurationIsStatusOne() {

@@ -1,0 +1,27 @@
+import TabBarCore
+
+/// `bar.configure {"initial": true}` (a tabbard addition, docs/PROTOCOL.md): back to the
+/// configured bar — the config file's `bar`, else the built-in one — as if a client had sent
+/// its params. The request is rewritten before it is decoded, so the journal records the
+/// full params and a replay never depends on what the config says at the next start.
+extension Server {
+    /// `request` itself, unless it is a `bar.configure` whose params are `{"initial": true}`.
+    func resolvingInitialBar(_ request: Request) -> Request {
+        guard request.method == "bar.configure", let params = request.params, params["initial"] != nil else { return request }
+        guard case .object(let members) = params, members.count == 1, params["initial"] == .bool(true) else {
+            return request  // bar.configure's own checks name the bad field
+        }
+        return Request(id: request.id, method: request.method, params: Self.configureParams(config.initialBar, limits: config.limits))
+    }
+
+    /// A bar as the params of the `bar.configure` that makes it: its items, selection,
+    /// layout and settings (the computed members of `state.get`'s form are ignored by bar.configure).
+    static func configureParams(_ bar: BarState, limits: Limits) -> JSON {
+        let state = bar.json(limits: limits)
+        var members: [JSON.Member] = []
+        for key in ["items", "selected", "layout", "settings"] {
+            if let v = state[key], !(key == "selected" && v.isNull) { members.append(JSON.Member(key, v)) }
+        }
+        return .object(members)
+    }
+}
