@@ -26,12 +26,12 @@ public struct ConfigSource: Sendable {
 
     public init() {}
 
-    /// A system daemon: run as root, or by systemd as a system service (a
-    /// `RuntimeDirectory=`/`StateDirectory=` and no `$XDG_RUNTIME_DIR`, which a user
-    /// manager always sets).
+    /// A system daemon, decided as the default socket is: not in a user's session (no
+    /// `$XDG_RUNTIME_DIR`, which a login session and a user manager always set) and either
+    /// root or a systemd system service (`$RUNTIME_DIRECTORY`/`$STATE_DIRECTORY`).
     public static var isSystemDaemon: Bool {
-        if getuid() == 0 { return true }
-        return Posix.env("XDG_RUNTIME_DIR") == nil && (Posix.env("RUNTIME_DIRECTORY") != nil || Posix.env("STATE_DIRECTORY") != nil)
+        if Posix.env("XDG_RUNTIME_DIR") != nil { return false }
+        return getuid() == 0 || Posix.env("RUNTIME_DIRECTORY") != nil || Posix.env("STATE_DIRECTORY") != nil
     }
 
     /// Where the usual config file is for this daemon.

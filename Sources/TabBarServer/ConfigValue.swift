@@ -71,8 +71,9 @@ struct ConfigValue {
 /// A configuration problem, stated for a person, on one line: the file, the key, what is wrong.
 public struct ConfigError: Error, CustomStringConvertible, Sendable {
     public var message: String
-    public init(_ message: String) { self.message = message }
-    init(key: String, _ problem: String) { message = "\(key): \(problem)" }
+    /// (Control characters — a key may hold any — are escaped: the message stays one line.)
+    public init(_ message: String) { self.message = Log.escaped(message) }
+    init(key: String, _ problem: String) { self.init("\(key): \(problem)") }
     public var description: String { message }
 
     /// This error as found in `file`.

@@ -37,7 +37,9 @@ final class Daemon {
         state = dir + "/state.json"
         process.executableURL = URL(fileURLWithPath: Paths.tabbard)
         let sounds = extraArgs.contains("--sounds") ? [] : ["--sounds", Paths.sounds]
-        process.arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + extraArgs
+        // No config file unless the test gives one: a user's or /etc's must not change the tests.
+        let config = extraArgs.contains { $0.hasPrefix("--config") } ? [] : ["--no-config"]
+        process.arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + config + extraArgs
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
