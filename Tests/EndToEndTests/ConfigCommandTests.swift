@@ -24,28 +24,13 @@ func runTabbard(_ args: [String], environment: [String: String] = [:], unset: [S
 
 /// The daemon's stderr read while it runs.
 final class LiveLog {
-    let fd: Int32
-    var text = ""
-    init(_ d: Daemon) {
-        fd = d.stderrPipe.fileHandleForReading.fileDescriptor
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    }
-
-    func drain() {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { return }
-            text += String(decoding: chunk[..<n], as: UTF8.self)
-        }
-    }
+    let daemon: Daemon
+    init(_ d: Daemon) { daemon = d }
+    var text: String { daemon.stderrSoFar() }
 
     /// Waits until the log holds `needle` (counting from `after` characters in).
     func waitFor(_ needle: String, after: Int = 0, timeout: Double = 20) throws {
-        try waitUntil("log line \"\(needle)\"", timeout: timeout) {
-            drain()
-            return text.dropFirst(after).contains(needle)
-        }
+        try waitUntil("log line \"\(needle)\"", timeout: timeout) { text.dropFirst(after).contains(needle) }
     }
 }
 
