@@ -147,19 +147,6 @@ struct ConfigKey {
     }
 }
 
-extension Priority {
-    /// The name `log_level` and `--log-level` take.
-    public var name: String {
-        switch self {
-        case .error: return "error"
-        case .warning: return "warning"
-        case .notice: return "notice"
-        case .info: return "info"
-        case .debug: return "debug"
-        }
-    }
-}
-
 extension String {
     func trimmingSuffix(_ suffix: String) -> Substring { hasSuffix(suffix) ? dropLast(suffix.count) : self[...] }
 }

@@ -18,6 +18,19 @@ public enum Priority: Int32, Comparable, Sendable {
     }
 }
 
+extension Priority {
+    /// The name `log_level` and `--log-level` take.
+    public var name: String {
+        switch self {
+        case .error: return "error"
+        case .warning: return "warning"
+        case .notice: return "notice"
+        case .info: return "info"
+        case .debug: return "debug"
+        }
+    }
+}
+
 /// One line per record on stderr, `message key=value …`, in the form that suits where
 /// stderr goes:
 /// - the journal (`$JOURNAL_STREAM` names stderr's device and inode, as systemd sets it
