@@ -79,8 +79,9 @@ public final class SoundBank: @unchecked Sendable {
             if path.hasPrefix("theme:") {
                 let themed = String(path.dropFirst("theme:".count))
                 guard let found = theme.lookup(themed) else {
-                    let reason = "no sound \"\(themed)\" in theme \(theme.name) or freedesktop"
-                    log(.error, "sound not loaded name=\(name) file=\(path) reason=\"\(reason)\"")
+                    let themes = theme.name == "freedesktop" ? "freedesktop" : "\(theme.name) or freedesktop"
+                    let reason = "no sound \"\(themed)\" in theme \(themes)"
+                    log(.error, "sound not loaded name=\(name.debugDescription) file=\(path.debugDescription) reason=\(reason.debugDescription)")
                     failures.append((path, reason))
                     continue
                 }

@@ -51,7 +51,11 @@ public enum Envelope {
         }
         if let i = id {
             switch i {
-            case .number, .string, .null: break
+            case .number, .string: break
+            case .null:
+                // A reply with `"id":null` is what a line that is not JSON gets: the client could
+                // not tell the two apart, so a null id is refused (the reply's id is null either way).
+                return .failure(Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not null; leave \"id\" out for a notification."), silent: false))
             default:
                 return .failure(Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not \(i.typeName)."), silent: false))
             }

@@ -210,7 +210,6 @@ public struct FastSelect: Equatable, Sendable {
             while i < b.count, b[i] &- 0x30 < 10 { i += 1 }
             if i == digits { return nil }
             if b[digits] == 0x30 && i - digits > 1 { return nil }
-            if i - start > 64 { return nil }  // JSON.parse refuses longer number literals
             if i < b.count {
                 let c = b[i]
                 guard c == UInt8(ascii: ",") || c == UInt8(ascii: "}") || c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return nil }

@@ -62,13 +62,17 @@ public enum JSON: Equatable, Sendable {
         return Double(text)
     }
 
-    /// The number as an Int when it is integral and exactly representable
-    /// (`3`, `3.0`, `3e2` are; `3.5` and `1e300` are not).
+    /// The number as an Int when it is written as a whole number (`-12`, `3`: digits, no
+    /// fraction, no exponent) and fits. `3.0` and `3e2` are not: see "Numbers" in
+    /// docs/PROTOCOL.md, the one rule every whole-number field follows.
     public var intValue: Int? {
-        guard case .number(let text) = self else { return nil }
-        if let i = Int(text) { return i }
-        guard let d = Double(text), d.isFinite, d == d.rounded(), abs(d) <= 9_007_199_254_740_992 else { return nil }
-        return Int(d)
+        guard case .number(let text) = self, JSON.isIntegerLiteral(text) else { return nil }
+        return Int(text)
+    }
+
+    /// Whether a number literal is spelt as a whole number: no `.`, no exponent.
+    public static func isIntegerLiteral(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
     }
 
     public var isNull: Bool { self == .null }
@@ -345,7 +349,6 @@ struct JSONParser {
             guard i < b.count, digit(b[i]) else { throw fail("invalid number: digits expected in the exponent") }
             while i < b.count, digit(b[i]) { i += 1 }
         }
-        if i - start > 64 { throw JSONParseError(offset: start, reason: "number literal longer than 64 characters") }
         return .number(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self))
     }
 

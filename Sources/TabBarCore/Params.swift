@@ -80,17 +80,28 @@ public struct Params: Sendable {
         return b
     }
 
+    /// Integers that survive a trip through a JavaScript client: ±(2^53−1).
+    public static let safeIntegers: ClosedRange<Int> = -9_007_199_254_740_991...9_007_199_254_740_991
+
+    /// A whole number. The number rule (docs/PROTOCOL.md, "Numbers"): the field takes a
+    /// number written as a whole number — digits, an optional `-`, no fraction and no
+    /// exponent — whose value is in `range`; anything else is refused, never rounded or
+    /// clamped. Without a `range`, the safe integers.
     public func int(_ key: String, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
         guard let v = self[key], v != .null else { return nil }
-        guard case .number = v else { throw wrong(key, "an integer", v) }
-        guard let i = v.intValue else {
-            throw .invalidParams(name(key), "Field \"\(name(key))\" must be a whole number that fits in 53 bits.")
+        guard case .number(let text) = v else { throw wrong(key, "a whole number", v) }
+        let range = range ?? Self.safeIntegers
+        guard JSON.isIntegerLiteral(text) else {
+            throw .invalidParams(name(key), "Field \"\(name(key))\" must be a whole number written without a fraction or exponent, not \(Self.clip(text)).")
         }
-        if let range, !range.contains(i) {
-            throw .invalidParams(name(key), "Field \"\(name(key))\" must be between \(range.lowerBound) and \(range.upperBound), not \(i).")
+        guard let i = Int(text), range.contains(i) else {
+            throw .invalidParams(name(key), "Field \"\(name(key))\" must be between \(range.lowerBound) and \(range.upperBound), not \(Self.clip(text)).")
         }
         return i
     }
+
+    /// A number literal for a message: at most 40 characters of it.
+    static func clip(_ text: String) -> String { text.utf8.count <= 40 ? text : String(text.prefix(37)) + "..." }
 
     public func double(_ key: String, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
         guard let v = self[key], v != .null else { return nil }

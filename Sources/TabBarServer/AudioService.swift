@@ -5,7 +5,7 @@ import TabBarAudio
 /// The server's side of audio: the sound bank, the engine and its sink, and the
 /// fallback to the null sink when no device can be opened.
 final class AudioService {
-    let config: ServerConfig
+    var config: ServerConfig
     private(set) var bank: SoundBank
     private(set) var engine: AudioEngine?
     /// Which sink is in use, for logs, STATUS= and stats.

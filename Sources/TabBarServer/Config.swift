@@ -3,7 +3,7 @@ import TabBarCore
 import TabBarAudio
 
 /// How audio is played. Wire/flag strings: `auto`, `null`, `alsa`.
-public enum AudioMode: String, Sendable {
+public enum AudioMode: String, CaseIterable, Sendable {
     /// ALSA when a device opens, else the null sink with a warning.
     case auto
     case null
@@ -48,8 +48,11 @@ public struct ServerConfig: Sendable {
     public var clock: ClockMode = .real
     /// A WAV file the null sink writes its stream to from the start (config `capture`, `--capture`).
     public var capturePath: String?
-    /// Where the config came from, for messages.
+    /// The config file that was read (nil: none).
     public var configFile: String?
+    /// Where each key's value came from, for `--check-config`: `file:KEY`, `env:NAME`,
+    /// `flag:--NAME`; a key not listed has its default.
+    public var origins: [String: String] = [:]
 
     public init(socketPath: String, statePath: String, soundDirs: [String]) {
         self.socketPath = socketPath
@@ -105,13 +108,6 @@ public struct ServerConfig: Sendable {
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static let fileKeys = [
-        "socket", "state", "sounds", "sound_files", "sound_retrigger", "audio", "alsa_device", "log_level", "max_line", "max_clients",
-        "max_queued_bytes", "write_timeout_ms", "max_items", "max_id_length", "max_badge_count", "max_badge_chars",
-        "sound_map", "allowed_uids", "allowed_gids", "bar", "compact_every", "compact_interval_ms", "fsync_interval_ms", "voices",
-        "period_frames", "idle_stop_ms", "clock", "capture",
-    ]
-
     /// Applies a JSON config file over these values. Errors name the file and the key.
     public mutating func apply(configFile path: String) throws(ConfigError) {
         let bytes: [UInt8]
@@ -119,94 +115,45 @@ public struct ServerConfig: Sendable {
             guard let b = try Posix.readFile(path, limit: 1 << 20) else { throw ConfigError("\(path): no such file") }
             bytes = b
         } catch let e as Errno {
-            throw ConfigError("\(path): \(e)")
+            throw ConfigError("\(path): cannot read it: \(e)\(e.code == EFBIG ? " (a config file is at most 1 MiB)" : "")")
         } catch {
             throw error as! ConfigError
         }
-        let json: JSON
-        do { json = try JSON.parse(bytes) } catch { throw ConfigError("\(path): not valid JSON: \(error.description)") }
         do {
-            try apply(json)
+            try apply(configText: bytes)
         } catch {
-            throw ConfigError("\(path): \(error.message)")
+            throw error.inFile(path)
         }
         configFile = path
     }
 
-    mutating func apply(_ json: JSON) throws(RPCError) {
-        let p = try Params(json, prefix: "")
-        try p.only(Self.fileKeys)
-        if let s = try p.string("socket") { socketPath = s }
-        if let s = try p.string("state") { statePath = s }
-        if let dirs = try p.array("sounds") {
-            soundDirs = dirs.compactMap(\.stringValue)
+    /// Applies the text of a config file: one JSON object whose members are `ConfigKey.all`.
+    mutating func apply(configText bytes: [UInt8]) throws(ConfigError) {
+        let json: JSON
+        do { json = try JSON.parse(bytes) } catch {
+            let (line, column) = Self.position(of: error.offset, in: bytes)
+            throw ConfigError("not valid JSON at line \(line), column \(column): \(error.reason)")
         }
-        if let files = try p.object("sound_files") {
-            for m in files.members {
-                guard let f = m.value.stringValue else { throw .invalidParams("sound_files.\(m.key)", "sound_files values must be file paths") }
-                soundFiles[m.key] = f
-            }
+        guard case .object(let members) = json else {
+            throw ConfigError("the configuration must be a JSON object ({\"key\": value, …}), not \(json.typeName)")
         }
-        if let r = try p.object("sound_retrigger") {
-            for m in r.members {
-                guard let v = m.value.stringValue, let policy = Retrigger(rawValue: v) else {
-                    throw .invalidParams("sound_retrigger.\(m.key)", "sound_retrigger values must be \"overlap\" or \"restart\"")
-                }
-                soundRetrigger[m.key] = policy
-            }
+        let keys = ConfigKey.all
+        for m in members where !keys.contains(where: { $0.name == m.key }) {
+            throw ConfigError(key: m.key, "unknown key; the keys are \(keys.map(\.name).joined(separator: ", "))")
         }
-        if let a = try p.choice("audio", AudioMode.self, allowed: ["auto", "null", "alsa"]) { audio = a }
-        if let d = try p.string("alsa_device") { alsaDevice = d }
-        if let l = try p.string("log_level") {
-            guard let level = Priority(name: l) else { throw .invalidParams("log_level", "log_level must be error, warning, notice, info or debug") }
-            logLevel = level
+        for key in keys {
+            guard let v = members.first(where: { $0.key == key.name })?.value else { continue }
+            try key.read(ConfigValue(json: v, key: key.name), &self)
+            origins[key.name] = "file:\(key.name)"
         }
-        maxLine = try p.int("max_line", range: 256...(16 << 20)) ?? maxLine
-        maxClients = try p.int("max_clients", range: 1...100_000) ?? maxClients
-        maxQueuedBytes = try p.int("max_queued_bytes", range: 4096...(1 << 30)) ?? maxQueuedBytes
-        writeTimeoutMs = try p.int("write_timeout_ms", range: 100...3_600_000) ?? writeTimeoutMs
-        limits.maxItems = try p.int("max_items", range: 1...64) ?? limits.maxItems
-        limits.maxIDLength = try p.int("max_id_length", range: 1...1024) ?? limits.maxIDLength
-        limits.maxBadgeCount = try p.int("max_badge_count", range: 1...1_000_000) ?? limits.maxBadgeCount
-        limits.maxBadgeChars = try p.int("max_badge_chars", range: 1...1024) ?? limits.maxBadgeChars
-        if let m = try p.object("sound_map") {
-            try m.only(["select", "reselect", "action", "center", "badge", "visibility"])
-            func pick(_ k: String, _ cur: String?) throws(RPCError) -> String? {
-                guard m.has(k) else { return cur }
-                let v = try m.string(k)
-                return v == "none" ? nil : v
-            }
-            soundMap.select = try pick("select", soundMap.select)
-            soundMap.reselect = try pick("reselect", soundMap.reselect)
-            soundMap.action = try pick("action", soundMap.action)
-            soundMap.center = try pick("center", soundMap.center)
-            soundMap.badge = try pick("badge", soundMap.badge)
-            soundMap.visibility = try pick("visibility", soundMap.visibility)
-        }
-        if let uids = try p.array("allowed_uids") { allowedUIDs = uids.compactMap { $0.intValue.map { UInt32(clamping: $0) } } }
-        if let gids = try p.array("allowed_gids") { allowedGIDs = gids.compactMap { $0.intValue.map { UInt32(clamping: $0) } } }
-        if let bar = p["bar"] {
-            guard case .object = bar else { throw .invalidParams("bar", "bar must be an object like bar.configure's params") }
-            let cmd = try Methods.command(for: Request(id: .null, method: "bar.configure", params: bar), limits: limits).get()
-            var r = Reducer(state: BarState(items: []), limits: limits)
-            if case .failure(let e) = r.reduce(cmd).reply { throw e }
-            initialBar = r.state
-            initialBar.seq = 0
-        }
-        compactEvery = try p.int("compact_every", range: 1...10_000_000) ?? compactEvery
-        compactIntervalMs = try p.int("compact_interval_ms", range: 0...3_600_000) ?? compactIntervalMs
-        fsyncIntervalMs = try p.int("fsync_interval_ms", range: 0...3_600_000) ?? fsyncIntervalMs
-        voices = try p.int("voices", range: 1...256) ?? voices
-        periodFrames = try p.int("period_frames", range: 32...8192) ?? periodFrames
-        idleStopMs = try p.int("idle_stop_ms", range: 0...3_600_000) ?? idleStopMs
-        if let c = try p.choice("clock", ClockMode.self, allowed: ["real", "manual"]) { clock = c }
-        if let f = try p.string("capture") { capturePath = f }
     }
-}
 
-/// A configuration problem, stated for a person.
-public struct ConfigError: Error, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+    /// 1-based line and column (in bytes) of a byte offset.
+    static func position(of offset: Int, in bytes: [UInt8]) -> (Int, Int) {
+        var line = 1, column = 1
+        for b in bytes.prefix(offset) {
+            if b == 0x0A { line += 1; column = 1 } else { column += 1 }
+        }
+        return (line, column)
+    }
 }

@@ -9,7 +9,9 @@ import CSystemd
 public final class Server {
     public static let version = "0.1.0"
 
-    let config: ServerConfig
+    var config: ServerConfig
+    /// How the configuration was built, for a reload (SIGHUP); nil: reloads re-read only the sounds.
+    public var configSource: ConfigSource?
     var reducer: Reducer {
         // Any change makes the plain select index stale (the plain path re-validates it).
         didSet { plainIndexValid = false }
@@ -73,7 +75,8 @@ public final class Server {
         store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs,
                            compactIntervalMs: config.compactIntervalMs)
         do {
-            reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap)
+            reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap,
+                                     initialFrom: config.origins["bar"] == nil ? nil : "config \(config.configFile ?? "") bar")
             reducer.settle()
         } catch {
             close(listener)
@@ -473,11 +476,8 @@ public final class Server {
         while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
             switch Int32(info.ssi_signo) {
             case SIGHUP:
-                // Clients stay connected and the state is untouched; only the sounds are re-read.
-                Systemd.notify(Systemd.reloadingMessage(status: "Reloading sounds", nowNs: Posix.monotonicNs()))
-                Log.notice("SIGHUP: reloading sounds")
-                audio.reload()
-                notifyReady()
+                // Clients stay connected and the state is untouched (Reload.swift).
+                reloadConfiguration()
             default:
                 Log.notice("Stopping", ["signal": String(info.ssi_signo)])
                 running = false

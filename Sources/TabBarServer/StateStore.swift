@@ -81,10 +81,12 @@ final class StateStore {
     /// Restores the state: snapshot, then every journal entry after it, replayed
     /// through the reducer. Corrupt files are moved aside (one log line) and the
     /// last good state is used. Returns the reducer to serve with.
-    func load(initial: BarState, limits: Limits, sounds: SoundMap) throws(Errno) -> Reducer {
+    /// `initialFrom` names where `initial` came from (nil: the built-in default bar).
+    func load(initial: BarState, limits: Limits, sounds: SoundMap, initialFrom: String? = nil) throws(Errno) -> Reducer {
         try Posix.makeDirectories(Posix.dirname(snapshotPath))
         var reducer = Reducer(state: initial, limits: limits, sounds: sounds)
-        var restoredFrom = "built-in default bar"
+        let initialName = initialFrom ?? "built-in default bar"
+        var restoredFrom = initialName
         if let bytes = try Posix.readFile(snapshotPath) {
             do {
                 reducer.state = try Persistence.decodeSnapshot(bytes, limits: limits)
@@ -138,6 +140,10 @@ final class StateStore {
         reducer.state = Persistence.restored(reducer.state)
         if replayed > 0 { restoredFrom += " + \(replayed) journal entries" }
         Log.info("State restored", ["from": restoredFrom, "seq": String(reducer.state.seq)])
+        if let initialFrom, !restoredFrom.hasPrefix(initialName), reducer.state.items != initial.items {
+            Log.notice("A saved state exists, so the configured bar is not used (it is the bar to start with when there is none); remove the state files to start afresh from it",
+                       ["bar": initialFrom, "state": snapshotPath])
+        }
         do {
             try compact(reducer.state, limits: limits)
         } catch {

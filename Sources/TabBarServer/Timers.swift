@@ -2,7 +2,7 @@
 import TabBarCore
 
 /// Which clock the daemon runs on. Wire/flag strings: `real`, `manual`.
-public enum ClockMode: String, Sendable {
+public enum ClockMode: String, Sendable, CaseIterable {
     /// CLOCK_MONOTONIC.
     case real
     /// Virtual time from 0 that moves only by `clock.advance` (docs/HARNESS.md).

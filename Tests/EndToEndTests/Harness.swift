@@ -28,7 +28,8 @@ final class Daemon {
     let state: String
     let process = Process()
     let stderrPipe = Pipe()
-    private(set) var stderrText = ""
+    /// stderr is read all along (a thread), so a daemon that logs a lot never blocks on a full pipe.
+    private let stderrSink = StderrSink()
 
     init(extraArgs: [String] = [], dir existing: String? = nil, environment: [String: String] = [:]) throws {
         dir = existing ?? FileManager.default.temporaryDirectory.appendingPathComponent("tabbard-e2e-\(UUID().uuidString.prefix(8))").path
@@ -37,14 +38,20 @@ final class Daemon {
         state = dir + "/state.json"
         process.executableURL = URL(fileURLWithPath: Paths.tabbard)
         let sounds = extraArgs.contains("--sounds") ? [] : ["--sounds", Paths.sounds]
-        process.arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + extraArgs
+        // No config file unless the test gives one: a user's or /etc's must not change the tests.
+        let config = extraArgs.contains { $0.hasPrefix("--config") } ? [] : ["--no-config"]
+        process.arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + config + extraArgs
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.standardError = stderrPipe
         try process.run()
+        stderrSink.start(stderrPipe.fileHandleForReading.fileDescriptor)
         try waitUntilListening()
     }
+
+    /// What the daemon has written to stderr so far.
+    func stderrSoFar() -> String { stderrSink.text }
 
     /// Polls until a connection succeeds (bounded), or the process died.
     func waitUntilListening(timeout: Double = 10) throws {
@@ -72,11 +79,10 @@ final class Daemon {
         process.waitUntilExit()
     }
 
+    /// stderr so far; all of it once the daemon has exited.
     func readStderr() -> String {
-        if !process.isRunning {
-            stderrText += String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        }
-        return stderrText
+        if !process.isRunning { stderrSink.waitForEOF() }
+        return stderrSoFar()
     }
 
     deinit {
@@ -84,6 +90,39 @@ final class Daemon {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own, keeping what came.
+final class StderrSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    func start(_ fd: Int32) {
+        Thread.detachNewThread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = read(fd, &chunk, chunk.count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                lock.lock()
+                bytes.append(contentsOf: chunk[..<n])
+                lock.unlock()
+            }
+            done.signal()
+        }
+    }
+
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func waitForEOF() {
+        done.wait()
+        done.signal()
     }
 }
 

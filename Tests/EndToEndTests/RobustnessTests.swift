@@ -76,15 +76,15 @@ enum HostileRows {
         // Numbers
         row("65-digit number", #"{"id":1,"method":"tab.select","params":{"index":999…9}} (65 digits)"#,
             line(#"{"id":1,"method":"tab.select","params":{"index":"# + String(repeating: "9", count: 65) + "}}"),
-            [parse("number literal longer than 64 characters at byte 48")])
+            [params("1", "index", #"Field "index" must be between -9007199254740991 and 9007199254740991, not "# + String(repeating: "9", count: 37) + "....")])
         row("huge number as the id", #"{"id":1e999999,"method":"ping"}"#, line(#"{"id":1e999999,"method":"ping"}"#),
             [#"{"jsonrpc":"2.0","id":1e999999,"result":{}}"#])
         row("huge index", #"{"id":1,"method":"tab.select","params":{"index":1e300}}"#,
             line(#"{"id":1,"method":"tab.select","params":{"index":1e300}}"#),
-            [params("1", "index", #"Field "index" must be a whole number that fits in 53 bits."#)])
+            [params("1", "index", #"Field "index" must be a whole number written without a fraction or exponent, not 1e300."#)])
         row("count beyond 64 bits", #"{"id":1,"method":"badge.set","params":{"tab":"chat","count":100000000000000000000}}"#,
             line(#"{"id":1,"method":"badge.set","params":{"tab":"chat","count":100000000000000000000}}"#),
-            [params("1", "count", #"Field "count" must be a whole number that fits in 53 bits."#)])
+            [params("1", "count", #"Field "count" must be between -9007199254740991 and 9007199254740991, not 100000000000000000000."#)])
         row("number that overflows to infinity", #"{"id":1,"method":"feedback.set","params":{"volume":1e400}}"#,
             line(#"{"id":1,"method":"feedback.set","params":{"volume":1e400}}"#),
             [params("1", "volume", #"Field "volume" must be a finite number."#)])
@@ -94,7 +94,7 @@ enum HostileRows {
             line(#"{"id":1,"method":"feedback.set","params":{"volume":-Infinity}}"#), [parse("invalid number at byte 52")])
         row("fraction where an integer is needed", #"{"id":1,"method":"tab.select","params":{"index":1.5}}"#,
             line(#"{"id":1,"method":"tab.select","params":{"index":1.5}}"#),
-            [params("1", "index", #"Field "index" must be a whole number that fits in 53 bits."#)])
+            [params("1", "index", #"Field "index" must be a whole number written without a fraction or exponent, not 1.5."#)])
         row("volume out of range", #"{"id":1,"method":"feedback.set","params":{"volume":2}}"#,
             line(#"{"id":1,"method":"feedback.set","params":{"volume":2}}"#),
             [params("1", "volume", #"Field "volume" must be between 0.0 and 1.0, not 2.0."#)])
@@ -136,7 +136,7 @@ enum HostileRows {
             [err("1", -32001, "unknown_tab", "There is no item at index -1; the bar has 5 items (0…4).", #","index":-1"#)])
         row("index 2^53", #"{"id":1,"method":"tab.select","params":{"index":9007199254740992}}"#,
             line(#"{"id":1,"method":"tab.select","params":{"index":9007199254740992}}"#),
-            [err("1", -32001, "unknown_tab", "There is no item at index 9007199254740992; the bar has 5 items (0…4).", #","index":9007199254740992"#)])
+            [params("1", "index", #"Field "index" must be between -9007199254740991 and 9007199254740991, not 9007199254740992."#)])
         row("negative if_seq", #"{"id":1,"method":"tab.select","params":{"tab":"chat","if_seq":-1}}"#,
             line(#"{"id":1,"method":"tab.select","params":{"tab":"chat","if_seq":-1}}"#),
             [err("1", -32003, "conflict", "The state changed: if_seq was -1 but the current seq is 0. Re-read the state and retry.", #","seq":0"#)])
@@ -187,6 +187,21 @@ enum HostileRows {
         row("a bar with nothing selectable", #"{"id":1,"method":"bar.configure","params":{"items":[{"id":"a","enabled":false}]}}"#,
             line(#"{"id":1,"method":"bar.configure","params":{"items":[{"id":"a","enabled":false}]}}"#),
             [params("1", "items", #"The bar has no selectable tab: at least one item must be an enabled "tab"."#)])
+        // The number rule and null ids (docs/PROTOCOL.md, "JSON and numbers")
+        row("count beyond 2^53", #"{"id":1,"method":"badge.set","params":{"tab":"chat","count":9007199254740992}}"#,
+            line(#"{"id":1,"method":"badge.set","params":{"tab":"chat","count":9007199254740992}}"#),
+            [params("1", "count", #"Field "count" must be between -9007199254740991 and 9007199254740991, not 9007199254740992."#)])
+        row("whole number with an exponent", #"{"id":1,"method":"badge.set","params":{"tab":"chat","count":1e18}}"#,
+            line(#"{"id":1,"method":"badge.set","params":{"tab":"chat","count":1e18}}"#),
+            [params("1", "count", #"Field "count" must be a whole number written without a fraction or exponent, not 1e18."#)])
+        row("whole number with a fraction part", #"{"id":1,"method":"tab.select","params":{"index":9007199254740993.0}}"#,
+            line(#"{"id":1,"method":"tab.select","params":{"index":9007199254740993.0}}"#),
+            [params("1", "index", #"Field "index" must be a whole number written without a fraction or exponent, not 9007199254740993.0."#)])
+        row("80-character number", #"{"id":1,"method":"tab.select","params":{"index":0.000…01}} (80 characters, as JSONTestSuite y_number_double_close_to_zero)"#,
+            line(#"{"id":1,"method":"tab.select","params":{"index":0.0000000000000000000000000000000000000000000000000000000000000000000000000000001}}"#),
+            [params("1", "index", #"Field "index" must be a whole number written without a fraction or exponent, not 0.00000000000000000000000000000000000...."#)])
+        row("id is null", #"{"id":null,"method":"ping"}"#, line(#"{"id":null,"method":"ping"}"#),
+            [err("null", -32600, "invalid_request", #""id" must be a number or a string, not null; leave "id" out for a notification."#)])
         return rows
     }()
 
