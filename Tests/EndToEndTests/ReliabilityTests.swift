@@ -1,0 +1,130 @@
+import Foundation
+import Glibc
+import Testing
+import TabBarCore
+
+/// Issue 13's server-side defects: replies stay whole for a slow subscriber, one daemon
+/// per state file, a safe fallback socket directory, supplementary groups, a state
+/// directory deleted or unwritable while serving, corrupt files moved aside uniquely.
+@Suite(.serialized) struct ReliabilityTests {
+    /// Reads everything `fd` says until `done` holds for the lines read so far (bounded).
+    static func readLines(_ fd: Int32, timeout: Double = 30, until done: ([String]) -> Bool) throws -> [String] {
+        var lines: [String] = []
+        var buffer: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while !done(lines) {
+            guard let l = try readBufferedLine(fd: fd, buffer: &buffer, timeout: max(0.1, deadline.timeIntervalSinceNow)) else { break }
+            lines.append(l)
+        }
+        return lines
+    }
+
+    /// Every line must parse on its own, and the replies must be ids 0…n, in order.
+    static func checkWhole(_ lines: [String], replies n: Int) throws {
+        var ids: [Int] = []
+        var resyncs = 0
+        for l in lines {
+            guard let m = try? JSON.parse(Array(l.utf8)[...]) else {
+                Issue.record("a line is not whole JSON: \(l.prefix(200))…\(l.suffix(200))")
+                continue
+            }
+            if let id = m["id"]?.intValue { ids.append(id) }
+            if m["method"] == .string("state.resync") { resyncs += 1 }
+        }
+        let missing = Set(0...n).subtracting(ids).sorted()
+        let inOrder = ids == Array(0...n)
+        #expect(inOrder, "every reply once, in order; missing: \(missing.prefix(20)), \(ids.count) replies")
+        _ = resyncs
+    }
+
+    /// Issue 13 item 1: a subscriber that pipelines 200 `state.get` without reading, while
+    /// another client changes the state, gets each reply whole (its events may go, for one
+    /// state.resync).
+    @Test func aSlowPipeliningSubscriberGetsWholeReplies() throws {
+        let d = try startDaemon(config: #"{"max_queued_bytes":65536}"#)
+        defer { #expect(d.stop() == 0) }
+        let s = try connectSocket(d.socket)
+        defer { close(s) }
+        // The issue's lines, as short as they come: 136 of them are framed at once (4 KiB),
+        // their replies more than the socket takes.
+        var batch = #"{"id":0,"method":"subscribe"}"# + "\n"
+        for n in 1...200 { batch += #"{"id":\#(n),"method":"state.get"}"# + "\n" }
+        let w = try RawClient(path: d.socket)
+        // S's requests are read (the daemon stops reading them once S's queue is full).
+        try Data(batch.utf8).withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = send(s, raw.baseAddress! + off, raw.count - off, Int32(MSG_NOSIGNAL))
+                if n <= 0 { throw TestFailure("send: \(String(cString: strerror(errno)))") }
+                off += n
+            }
+        }
+        // (The daemon stops reading S's requests once its queue is full, at about 130.)
+        var polls = 0
+        try waitUntil("the daemon has queued S's replies") {
+            polls += 1  // (W's own stats.get count too)
+            return (try w.call("stats.get")["result"]?["requests"]?.intValue ?? 0) - polls >= 120
+        }
+        for tab in ["chat", "me"] {
+            #expect(try w.call("tab.select", #"{"tab":"\#(tab)"}"#)["result"] != nil)
+        }
+        let lines = try Self.readLines(s) { lines in lines.last?.contains(#""id":200,"#) ?? false }
+        try Self.checkWhole(Array(lines.dropFirst()), replies: 200)  // (the first is hello)
+    }
+
+    /// The same with threads: a subscriber pipelining 3,000 `state.get` from one thread
+    /// while reading slowly on another, and a writer changing the state all the while,
+    /// with the default queue limit.
+    @Test func aSlowSubscriberPipeliningFromAThreadGetsWholeReplies() throws {
+        let d = try startDaemon()
+        defer { #expect(d.stop() == 0) }
+        let s = try connectSocket(d.socket)
+        defer { close(s) }
+        let total = 3000
+        let sender = Thread {
+            var batch = #"{"id":0,"method":"subscribe"}"# + "\n"
+            for n in 1...total { batch += #"{"id":\#(n),"method":"state.get"}"# + "\n" }
+            let bytes = Array(batch.utf8)
+            var off = 0
+            while off < bytes.count {
+                let n = bytes.withUnsafeBytes { send(s, $0.baseAddress! + off, min(4096, $0.count - off), Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                off += n
+            }
+        }
+        sender.start()
+        let stop = Atomic(false)
+        let writer = Thread {
+            guard let w = try? RawClient(path: d.socket) else { return }
+            var k = 0
+            while !stop.load() {
+                k += 1
+                _ = try? w.call("tab.select", #"{"tab":"\#(k % 2 == 0 ? "chat" : "me")"}"#)
+            }
+        }
+        writer.start()
+        var reads = 0
+        var buffer: [UInt8] = []
+        var lines: [String] = []
+        let deadline = Date().addingTimeInterval(120)
+        let last = #""id":\#(total),"#
+        while Date() < deadline {
+            reads += 1
+            if reads % 100 == 0 { usleep(20_000) }  // reads, but slowly
+            guard let l = try readBufferedLine(fd: s, buffer: &buffer, timeout: 30) else { break }
+            lines.append(l)
+            if l.contains(last) { break }
+        }
+        stop.store(true)
+        try Self.checkWhole(Array(lines.dropFirst()), replies: total)
+    }
+}
+
+/// A flag shared between threads (tests only).
+final class Atomic<T>: @unchecked Sendable {
+    private var value: T
+    private let lock = NSLock()
+    init(_ v: T) { value = v }
+    func load() -> T { lock.lock(); defer { lock.unlock() }; return value }
+    func store(_ v: T) { lock.lock(); value = v; lock.unlock() }
+}
