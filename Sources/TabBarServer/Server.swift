@@ -70,6 +70,13 @@ public final class Server {
         store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs,
                            compactIntervalMs: config.compactIntervalMs)
         do {
+            try store.lock()
+        } catch {
+            close(listener)
+            if owned { unlink(config.socketPath) }
+            throw error
+        }
+        do {
             reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap)
             reducer.settle()
         } catch {

@@ -73,7 +73,39 @@ final class StateStore {
         self.fsyncIntervalMs = fsyncIntervalMs
     }
 
+    /// `state.json.lock`, held (`flock`) while this daemon serves the state (see `lock`).
+    var lockPath: String { snapshotPath + ".lock" }
+    private var lockFD: Int32 = -1
+
+    /// Takes the state for this process: an exclusive `flock` on `state.json.lock` (beside
+    /// the state, holding the pid), held until the process ends. Two daemons on one state
+    /// would each hand out seq 1, 2, … and lose each other's changes at a restart.
+    func lock() throws(ServerError) {
+        do { try Posix.makeDirectories(Posix.dirname(snapshotPath)) } catch {
+            throw ServerError("cannot create the state directory \(Posix.dirname(snapshotPath)): \(error)")
+        }
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { throw ServerError("cannot open the state lock \(lockPath): \(Errno())") }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let e = Errno()
+            if e.code == EINTR { continue }
+            let text = ((try? Posix.readFile(lockPath, limit: 64)) ?? nil).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let other = text.split(separator: "\n").first
+            close(fd)
+            if e.code == EWOULDBLOCK {
+                let who = other.map { "pid \($0)" } ?? "another process"
+                throw ServerError("the state \(snapshotPath) is in use by another tabbard (\(who), lock \(lockPath)); stop it first or use another --state")
+            }
+            throw ServerError("cannot lock the state \(lockPath): \(e)")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pwrite(fd, pid, pid.count, 0)
+        lockFD = fd
+    }
+
     deinit {
+        if lockFD >= 0 { close(lockFD) }
         if journalFD >= 0 { close(journalFD) }
         staged.free()
     }

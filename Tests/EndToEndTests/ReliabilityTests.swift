@@ -128,3 +128,49 @@ final class Atomic<T>: @unchecked Sendable {
     func load() -> T { lock.lock(); defer { lock.unlock() }; return value }
     func store(_ v: T) { lock.lock(); value = v; lock.unlock() }
 }
+
+extension ReliabilityTests {
+    /// Waits (bounded) for `p` to exit by itself; kills it and returns false if it does not.
+    static func waitForExit(_ p: Process, timeout: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { usleep(10_000) }
+        if p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            return false
+        }
+        return true
+    }
+
+    /// Issue 13 item 2: a second daemon on the same state file (another socket) refuses to
+    /// start, in one line naming the state and the first one's pid; once the first has
+    /// stopped, a new one starts and has its changes.
+    @Test func aSecondDaemonOnTheSameStateRefuses() throws {
+        let first = try startDaemon()
+        let c = try RawClient(path: first.socket)
+        #expect(try c.call("tab.select", #"{"tab":"chat"}"#)["result"]?["seq"] == .int(1))
+        let other = try makeTempDir("tabbard-lock")
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: Paths.tabbard)
+        second.arguments = ["--socket", other + "/sock", "--state", first.state, "--audio", "null"]
+        let err = Pipe()
+        second.standardError = err
+        try second.run()
+        let exited = Self.waitForExit(second)
+        #expect(exited, "the second daemon did not stop by itself")
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(second.terminationStatus != 0)
+        let lines = text.split(separator: "\n").filter { $0.contains("cannot start") }
+        #expect(lines.count == 1, "one line: \(text)")
+        #expect(text.contains(first.state) && text.contains("pid \(first.process.processIdentifier)"), "\(text)")
+        #expect(access(other + "/sock", F_OK) != 0, "it did not leave its socket behind")
+        // The first one served on, untouched.
+        #expect(try c.call("tab.select", #"{"tab":"me"}"#)["result"]?["seq"] == .int(2))
+        c.close()
+        #expect(first.stop() == 0)
+        let third = try startDaemon(dir: first.dir)
+        defer { #expect(third.stop() == 0) }
+        let r = try RawClient(path: third.socket).call("state.get")
+        #expect(r["result"]?["seq"] == .int(2))
+    }
+}
