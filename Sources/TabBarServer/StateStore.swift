@@ -182,11 +182,21 @@ final class StateStore {
         return reducer
     }
 
-    /// Renames (or copies) a bad file to `path.corrupt-<unix time>`; returns the new name.
+    /// Renames (or copies) a bad file to `path.corrupt-<unix time>` (`-2`, `-3` … after it
+    /// when that name is taken: a file moved aside earlier is never overwritten); returns
+    /// the new name.
     private func moveAside(_ path: String, copy: Bool = false) -> String {
-        let target = "\(path).corrupt-\(time(nil))"
+        let base = "\(path).corrupt-\(time(nil))"
+        var target = base
+        var n = 1
+        // (Nobody else writes here: the state is locked, `lock`.)
+        while access(target, F_OK) == 0 || errno != ENOENT {
+            n += 1
+            target = "\(base)-\(n)"
+            if n > 10_000 { break }
+        }
         if copy, let bytes = try? Posix.readFile(path) {
-            let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd >= 0 { try? Posix.writeAll(fd, bytes); close(fd) }
         } else {
             rename(path, target)

@@ -174,3 +174,28 @@ extension ReliabilityTests {
         #expect(r["result"]?["seq"] == .int(2))
     }
 }
+
+extension ReliabilityTests {
+    /// Issue 13 item 8: corrupt state files moved aside in the same second each keep their
+    /// own name; none overwrites another (nor one moved aside earlier that second).
+    @Test func corruptFilesMovedAsideInOneSecondAllStay() throws {
+        let dir = try makeTempDir("tabbard-corrupt")
+        let state = dir + "/state.json"
+        // Files moved aside "earlier this second" (and the next few, for a slow machine).
+        let now = Int(time(nil))
+        for t in now - 1...now + 30 {
+            try Data("earlier \(t)".utf8).write(to: URL(fileURLWithPath: "\(state).corrupt-\(t)"))
+        }
+        for k in 1...3 {
+            try Data("corrupt \(k) {".utf8).write(to: URL(fileURLWithPath: state))
+            let d = try startDaemon(dir: dir)
+            #expect(d.stop() == 0)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("state.json.corrupt-") }
+        var contents: [String] = []
+        for n in names { contents.append(try String(contentsOfFile: dir + "/" + n, encoding: .utf8)) }
+        for t in now - 1...now + 30 { #expect(contents.contains("earlier \(t)")) }
+        for k in 1...3 { #expect(contents.contains("corrupt \(k) {"), "the corrupt file \(k) was kept") }
+        #expect(names.count == 32 + 3)
+    }
+}
