@@ -494,7 +494,11 @@ public final class Server {
         for c in conns.values { _ = c.flush(now: now) }
         for c in Array(conns.values) { drop(c) }
         do { try store.compact(reducer.state, limits: reducer.limits) } catch {
-            Log.error("Could not write the final snapshot; the journal still holds every change", ["error": "\(error)"])
+            if let why = store.unreachable() {
+                Log.error("Could not write the final snapshot, and \(why): changes since then are lost", ["error": "\(error)", "advice": store.advice])
+            } else {
+                Log.error("Could not write the final snapshot; the journal holds every acknowledged change", ["error": "\(error)", "advice": store.advice])
+            }
         }
         close(listenFD)
         if ownsSocketPath { unlink(config.socketPath) }

@@ -33,13 +33,14 @@ final class StateStore {
     let journalPath: String
     let compactEvery: Int
     let fsyncIntervalMs: Int
-    private var journalFD: Int32 = -1
+    /// Open between commits of one generation; -1 after a generation starts (see `startGeneration`).
+    var journalFD: Int32 = -1
     /// Where the next group goes in the journal file.
     private var writePos: off_t = 0
     /// The state's seq after the last staged change (the group header's `seq`).
     private var stagedSeq: UInt64 = 0
     private(set) var entries = 0
-    private(set) var lastError: String?
+    var lastError: String?
     private var dirtySinceFsync = false
     private var lastFsyncNs: UInt64 = 0
     /// Journal lines staged since the last `commit` (group commit).
@@ -73,36 +74,15 @@ final class StateStore {
         self.fsyncIntervalMs = fsyncIntervalMs
     }
 
-    /// `state.json.lock`, held (`flock`) while this daemon serves the state (see `lock`).
-    var lockPath: String { snapshotPath + ".lock" }
-    private var lockFD: Int32 = -1
-
-    /// Takes the state for this process: an exclusive `flock` on `state.json.lock` (beside
-    /// the state, holding the pid), held until the process ends. Two daemons on one state
-    /// would each hand out seq 1, 2, … and lose each other's changes at a restart.
-    func lock() throws(ServerError) {
-        do { try Posix.makeDirectories(Posix.dirname(snapshotPath)) } catch {
-            throw ServerError("cannot create the state directory \(Posix.dirname(snapshotPath)): \(error)")
-        }
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { throw ServerError("cannot open the state lock \(lockPath): \(Errno())") }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let e = Errno()
-            if e.code == EINTR { continue }
-            let text = ((try? Posix.readFile(lockPath, limit: 64)) ?? nil).map { String(decoding: $0, as: UTF8.self) } ?? ""
-            let other = text.split(separator: "\n").first
-            close(fd)
-            if e.code == EWOULDBLOCK {
-                let who = other.map { "pid \($0)" } ?? "another process"
-                throw ServerError("the state \(snapshotPath) is in use by another tabbard (\(who), lock \(lockPath)); stop it first or use another --state")
-            }
-            throw ServerError("cannot lock the state \(lockPath): \(e)")
-        }
-        let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pwrite(fd, pid, pid.count, 0)
-        lockFD = fd
-    }
+    /// The lock on the state (`lock`, StateFiles.swift); -1: not held.
+    var lockFD: Int32 = -1
+    /// Device and inode of the open journal, of the last snapshot written, and of the lock
+    /// file: a file deleted or replaced under the daemon is told by them (`reachable`).
+    var journalID: FileID?
+    var snapshotID: FileID?
+    var lockID: FileID?
+    /// The errno of the last failure (`lastError`), for advice that fits it.
+    var lastErrno: Errno?
 
     deinit {
         if lockFD >= 0 { close(lockFD) }
@@ -177,7 +157,7 @@ final class StateStore {
             // cut back to their good prefixes so that new entries do not follow a bad one.
             // (New groups go right after the journal's last good one: `writePos`.)
             for (path, length) in goodPrefixes { _ = truncate(path, off_t(length)) }
-            Log.error("Could not write a snapshot at start; serving anyway, the journal keeps every change", ["file": snapshotPath, "error": "\(error)"])
+            reportStartFailure(error)
         }
         return reducer
     }
@@ -251,6 +231,12 @@ final class StateStore {
         stagedSeq = unstagedSeq
     }
 
+    /// Forgets the staged changes (their group will not be written).
+    func dropStaged() {
+        staged.removeAll()
+        stagedCount = 0
+    }
+
     /// Bytes staged so far (for `unstageLast`).
     var stagedBytes: Int { staged.count }
 
@@ -276,9 +262,11 @@ final class StateStore {
             writePos += off_t(total)
         } catch {
             lastError = "cannot write \(journalPath): \(error)"
+            lastErrno = error
             throw error
         }
         lastError = nil
+        lastErrno = nil
         entries += count
         appends += count
         writes += 1
@@ -326,10 +314,14 @@ final class StateStore {
     /// cannot start).
     func compact(_ state: BarState, limits: Limits) throws(Errno) {
         finishCompaction(wait: true)
+        // (A state directory deleted while serving is made again: `recover`.)
+        _ = try? Posix.makeDirectories(Posix.dirname(snapshotPath))
         if let (e, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
             lastError = message
+            lastErrno = e
             throw e
         }
+        snapshotID = FileID(path: snapshotPath)
         // The snapshot now holds everything: a new generation of the journal, written over
         // the old one (see the type's comment); journal.1 becomes the spare.
         StateStore.keepAsSpare(oldJournalPath, spare: spareJournalPath)
@@ -416,17 +408,20 @@ final class StateStore {
     private func report(_ job: CompactionJob) {
         if let e = job.error {
             lastError = e
+            lastErrno = nil
             compactionFailed()
             Log.error("Compacting the state failed; the journal keeps growing", ["error": e])
         } else {
             lastError = nil
+            snapshotID = FileID(path: snapshotPath)
         }
     }
 
-    private func openJournal() throws(Errno) {
+    func openJournal() throws(Errno) {
         let fd = open(journalPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; throw e }
+        if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; lastErrno = e; throw e }
         journalFD = fd
+        journalID = FileID(fd: fd)
     }
 
     /// Starts a new generation of the journal at the start of its file: a marker group

@@ -199,3 +199,62 @@ extension ReliabilityTests {
         #expect(names.count == 32 + 3)
     }
 }
+
+extension ReliabilityTests {
+    /// Issue 13 item 5: `rm -rf` of the state directory while serving. Later changes are
+    /// acknowledged only once they are on disk again (the daemon makes the directory, a
+    /// snapshot and the journal again), so a SIGKILL and a restart give all of them —
+    /// whether the directory went before the first change or after some.
+    @Test(arguments: [0, 2])
+    func aStateDirectoryDeletedWhileServingLosesNothing(changesBefore: Int) throws {
+        let dir = try makeTempDir("tabbard-rmrf")
+        let stateDir = dir + "/state"
+        let args = ["--state", stateDir + "/state.json"]
+        let d = try startDaemon(dir: dir, extraArgs: args)
+        let c = try RawClient(path: d.socket)
+        let tabs = ["chat", "me", "home"]
+        var seq = 0
+        for k in 0..<changesBefore {
+            seq = try #require(try c.call("tab.select", #"{"tab":"\#(tabs[k % 3])"}"#)["result"]?["seq"]?.intValue)
+        }
+        try FileManager.default.removeItem(atPath: stateDir)
+        for k in 0..<5 {
+            let r = try c.call("badge.set", #"{"tab":"\#(tabs[k % 3])","count":\#(k + 1)}"#)
+            seq = try #require(r["result"]?["seq"]?.intValue, "acknowledged: \(r)")
+        }
+        #expect(try c.call("stats.get")["result"]?["journal"]?["error"] == .null)
+        #expect(FileManager.default.fileExists(atPath: stateDir + "/state.json"))
+        d.kill9()
+        #expect(d.readStderr().contains("The state's files were deleted or replaced while serving"))
+        let again = try startDaemon(dir: dir, extraArgs: args)
+        defer { #expect(again.stop() == 0) }
+        let s = try RawClient(path: again.socket).call("state.get")
+        #expect(s["result"]?["seq"] == .int(seq))
+        guard case .array(let items)? = s["result"]?["state"]?["items"] else { Issue.record("no items: \(s)"); return }
+        // The last badge.set of each tab: chat 4, me 5, home 3.
+        for (tab, count) in [("chat", 4), ("me", 5), ("home", 3)] {
+            #expect(items.first { $0["id"] == .string(tab) }?["badge"]?["value"] == .int(count), "\(tab)")
+        }
+    }
+
+    /// A snapshot replaced under the daemon (a backup restored by hand, say) is written
+    /// again at the next change, with the daemon's state: a restart does not replay the
+    /// journal onto a snapshot it does not follow.
+    @Test func aReplacedSnapshotIsWrittenAgain() throws {
+        let d = try startDaemon()
+        let c = try RawClient(path: d.socket)
+        _ = try c.call("badge.set", #"{"tab":"me","count":7}"#)
+        let other = d.dir + "/other.json"
+        try Data(#"{"version":1,"seq":0,"state":{}}"#.utf8).write(to: URL(fileURLWithPath: other))
+        #expect(rename(other, d.state) == 0)
+        let seq = try #require(try c.call("badge.set", #"{"tab":"chat","count":3}"#)["result"]?["seq"]?.intValue)
+        d.kill9()
+        let again = try Daemon(dir: d.dir)
+        defer { #expect(again.stop() == 0) }
+        let s = try RawClient(path: again.socket).call("state.get")
+        #expect(s["result"]?["seq"] == .int(seq))
+        guard case .array(let items)? = s["result"]?["state"]?["items"] else { Issue.record("no items: \(s)"); return }
+        #expect(items.first { $0["id"] == .string("me") }?["badge"]?["value"] == .int(7))
+        #expect(items.first { $0["id"] == .string("chat") }?["badge"]?["value"] == .int(3))
+    }
+}
