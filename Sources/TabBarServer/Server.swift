@@ -252,7 +252,7 @@ public final class Server {
             // (the system one is root:tabbard 0660, and under PrivateUsers= peers other than root
             // and tabbard show up as "nobody"): whoever could connect may talk. The peer check
             // guards a socket tabbard bound itself.
-            if ownsSocketPath && !allowed(uid: uid, gid: gid) {
+            if ownsSocketPath && !allowed(uid: uid, gid: gid, fd: fd) {
                 stats.connectionsRefused += 1
                 refuse(fd, .permissionDenied("uid \(uid) may not use this tabbard (allowed: its own uid \(getuid()), root, and allowed_uids/allowed_gids in the config)."))
                 Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])
@@ -292,8 +292,12 @@ public final class Server {
         flushDirty(now: now)
     }
 
-    func allowed(uid: UInt32, gid: UInt32) -> Bool {
-        uid == 0 || uid == getuid() || config.allowedUIDs.contains(uid) || config.allowedGIDs.contains(gid)
+    /// Root, our own uid, `allowed_uids`, or a member of one of `allowed_gids` — by its
+    /// primary group or any of its supplementary ones (SO_PEERGROUPS, asked only then).
+    func allowed(uid: UInt32, gid: UInt32, fd: Int32) -> Bool {
+        if uid == 0 || uid == getuid() || config.allowedUIDs.contains(uid) || config.allowedGIDs.contains(gid) { return true }
+        guard !config.allowedGIDs.isEmpty else { return false }
+        return Posix.peerGroups(fd).contains { config.allowedGIDs.contains($0) }
     }
 
     /// One error line, then close.

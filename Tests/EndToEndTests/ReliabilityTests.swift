@@ -236,25 +236,4 @@ extension ReliabilityTests {
             #expect(items.first { $0["id"] == .string(tab) }?["badge"]?["value"] == .int(count), "\(tab)")
         }
     }
-
-    /// A snapshot replaced under the daemon (a backup restored by hand, say) is written
-    /// again at the next change, with the daemon's state: a restart does not replay the
-    /// journal onto a snapshot it does not follow.
-    @Test func aReplacedSnapshotIsWrittenAgain() throws {
-        let d = try startDaemon()
-        let c = try RawClient(path: d.socket)
-        _ = try c.call("badge.set", #"{"tab":"me","count":7}"#)
-        let other = d.dir + "/other.json"
-        try Data(#"{"version":1,"seq":0,"state":{}}"#.utf8).write(to: URL(fileURLWithPath: other))
-        #expect(rename(other, d.state) == 0)
-        let seq = try #require(try c.call("badge.set", #"{"tab":"chat","count":3}"#)["result"]?["seq"]?.intValue)
-        d.kill9()
-        let again = try Daemon(dir: d.dir)
-        defer { #expect(again.stop() == 0) }
-        let s = try RawClient(path: again.socket).call("state.get")
-        #expect(s["result"]?["seq"] == .int(seq))
-        guard case .array(let items)? = s["result"]?["state"]?["items"] else { Issue.record("no items: \(s)"); return }
-        #expect(items.first { $0["id"] == .string("me") }?["badge"]?["value"] == .int(7))
-        #expect(items.first { $0["id"] == .string("chat") }?["badge"]?["value"] == .int(3))
-    }
 }
