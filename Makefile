@@ -30,7 +30,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
+.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean
 
 all: build
 
@@ -50,7 +50,7 @@ run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
 ## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units, a short fuzz run
-test: deps test-swift test-contract test-units test-sandbox fuzz-smoke
+test: deps test-swift test-contract test-units test-sandbox fuzz-smoke fuzz-socket-smoke
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -144,6 +144,22 @@ fuzz-smoke: fuzz-build
 ## fuzz-merge: adds to Fuzz/corpus a small set of inputs of .build/fuzz-corpus that reach new edges
 fuzz-merge: fuzz-build
 	$(FUZZ_ENV) $(FUZZ_BIN) -set_cover_merge=1 -use_counters=0 -max_len=2048 Fuzz/corpus .build/fuzz-corpus
+
+## fuzz-socket: the outside fuzzer over the real socket (tests/fuzz-socket/fuzz.py, docs/ROBUSTNESS.md) for
+## FUZZ_SOCKET_SECONDS (default 480) against the debug daemon; FUZZ_SOCKET_ARGS="--seed N" repeats a run.
+FUZZ_SOCKET_SECONDS ?= 480
+FUZZ_SOCKET_SMOKE_SECONDS ?= 45
+FUZZ_SOCKET_ARGS ?=
+FUZZ_SOCKET = python3 tests/fuzz-socket/fuzz.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds" \
+	  --max-queued-bytes 65536 --compact-every 50 $(FUZZ_SOCKET_ARGS)
+fuzz-socket:
+	$(SWIFT) build --product tabbard
+	$(FUZZ_SOCKET) --seconds $(FUZZ_SOCKET_SECONDS)
+
+## fuzz-socket-smoke: the short run of `make test` (FUZZ_SOCKET_SMOKE_SECONDS, default 45)
+fuzz-socket-smoke:
+	$(SWIFT) build --product tabbard
+	$(FUZZ_SOCKET) --seconds $(FUZZ_SOCKET_SMOKE_SECONDS)
 
 clean:
 	$(SWIFT) package clean
