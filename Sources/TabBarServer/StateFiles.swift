@@ -36,7 +36,7 @@ extension StateStore {
     /// the daemon serves read-only, and takes the lock at the first change it can save.
     func lock() throws(ServerError) {
         do { try Posix.makeDirectories(stateDirectory) } catch {
-            if error.code != EACCES && error.code != EPERM && error.code != EROFS {
+            if !StateStore.unwritable.contains(error.code) {
                 throw ServerError("cannot create the state directory \(stateDirectory): \(error)")
             }
         }
@@ -46,12 +46,15 @@ extension StateStore {
                 let who = text.split(separator: "\n").first.map { "pid \($0)" } ?? "another process"
                 throw ServerError("the state \(snapshotPath) is in use by another tabbard (\(who), lock \(lockPath)); stop it first or use another --state")
             }
-            if error.code != EACCES && error.code != EPERM && error.code != EROFS {
-                throw ServerError("cannot lock the state \(lockPath): \(error)")
-            }
-            Log.warning("Cannot create the state lock: the state directory is not writable", ["file": lockPath, "error": "\(error)"])
+            guard StateStore.unwritable.contains(error.code) else { throw ServerError("cannot lock the state \(lockPath): \(error)") }
+            lastErrno = error
+            Log.warning("Cannot create the state lock: nothing can be written in the state directory", ["file": lockPath, "error": "\(error)", "advice": advice])
         }
     }
+
+    /// Errnos that mean nothing can be written in the state directory (then the daemon
+    /// serves read-only rather than refusing to start: no other daemon can write there either).
+    static let unwritable: Set<Int32> = [EACCES, EPERM, EROFS, ENOSPC, EDQUOT]
 
     /// Opens and locks `lockPath` (again: after the directory was deleted), writing our pid.
     func relock() throws(Errno) {
