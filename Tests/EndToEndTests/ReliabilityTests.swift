@@ -93,7 +93,7 @@ import TabBarCore
             }
         }
         sender.start()
-        let stop = Atomic(false)
+        let stop = SharedValue(false)
         let writer = Thread {
             guard let w = try? RawClient(path: d.socket) else { return }
             var k = 0
@@ -121,7 +121,7 @@ import TabBarCore
 }
 
 /// A flag shared between threads (tests only).
-final class Atomic<T>: @unchecked Sendable {
+final class SharedValue<T>: @unchecked Sendable {
     private var value: T
     private let lock = NSLock()
     init(_ v: T) { value = v }
