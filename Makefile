@@ -45,7 +45,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean test-harness web web-deps web-test-deps test-web bench-web
+.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web
 
 all: build
 
@@ -68,8 +68,8 @@ release: deps
 run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
-## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the package, a short fuzz run, the web page
-test: deps test-swift test-contract test-units test-sandbox test-harness test-package fuzz-smoke test-web
+## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the package, a short fuzz run in-process and over the socket, the web page
+test: deps test-swift test-contract test-units test-sandbox test-harness test-package fuzz-smoke fuzz-socket-smoke test-web
 
 test-swift:
 	$(SWIFT_BUILD) --build-tests
@@ -245,6 +245,22 @@ fuzz-smoke: fuzz-build
 ## fuzz-merge: adds to Fuzz/corpus a small set of inputs of .build/fuzz-corpus that reach new edges
 fuzz-merge: fuzz-build
 	$(FUZZ_ENV) $(FUZZ_BIN) -set_cover_merge=1 -use_counters=0 -max_len=2048 Fuzz/corpus .build/fuzz-corpus
+
+## fuzz-socket: the outside fuzzer over the real socket (tests/fuzz-socket/fuzz.py, docs/ROBUSTNESS.md) for
+## FUZZ_SOCKET_SECONDS (default 480) against the debug daemon; FUZZ_SOCKET_ARGS="--seed N" repeats a run.
+FUZZ_SOCKET_SECONDS ?= 480
+FUZZ_SOCKET_SMOKE_SECONDS ?= 45
+FUZZ_SOCKET_ARGS ?=
+FUZZ_SOCKET = python3 tests/fuzz-socket/fuzz.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds" \
+	  --max-queued-bytes 65536 --compact-every 50 $(FUZZ_SOCKET_ARGS)
+fuzz-socket:
+	$(SWIFT) build --product tabbard
+	$(FUZZ_SOCKET) --seconds $(FUZZ_SOCKET_SECONDS)
+
+## fuzz-socket-smoke: the short run of `make test` (FUZZ_SOCKET_SMOKE_SECONDS, default 45)
+fuzz-socket-smoke:
+	$(SWIFT) build --product tabbard
+	$(FUZZ_SOCKET) --seconds $(FUZZ_SOCKET_SMOKE_SECONDS)
 
 clean:
 	$(SWIFT) package clean

@@ -21,6 +21,7 @@ public final class TabBarConnection {
 
     /// Connects to the socket at `path` and reads the `hello` notification.
     public convenience init(path: String, timeoutMs: Int = 5000) throws {
+        if let why = SocketPath.untrustedDirectory(of: path) { throw ClientError.connect(path: path, reason: why) }
         let fd = try TabBarConnection.connectSocket(path: path)
         try self.init(fileDescriptor: fd, timeoutMs: timeoutMs)
     }

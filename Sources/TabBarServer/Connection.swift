@@ -9,6 +9,9 @@ final class Connection {
     /// Bytes queued for the client; `sent` of them are already written.
     var out: [UInt8] = []
     var sent = 0
+    /// `out` starts in the middle of a line: the tail of a line partly written before the
+    /// bytes already sent were taken off the queue (`flush`).
+    var startsMidLine = false
     var subscribed = false
     /// nil: every topic.
     var topics: [String]?
@@ -66,7 +69,7 @@ final class Connection {
     @discardableResult
     func dropQueue(mark: Int? = nil) -> Int? {
         var keep = sent
-        if sent > 0 && out[sent - 1] != 0x0A {
+        if sent > 0 ? out[sent - 1] != 0x0A : startsMidLine {
             while keep < out.count && out[keep] != 0x0A { keep += 1 }
             if keep < out.count { keep += 1 }
         }
@@ -124,6 +127,7 @@ final class Connection {
                 // grow forever with bytes already sent: drop them once they are most of it.
                 // (Never inside a group commit: flushing waits for `Server.commitBatch`.)
                 if sent >= 1 << 16 && sent * 2 >= out.count {
+                    startsMidLine = out[sent - 1] != 0x0A
                     out.removeSubrange(0..<sent)
                     sent = 0
                 }
@@ -136,6 +140,7 @@ final class Connection {
             if out.capacity > 1 << 20 { out = [] } else { out.removeAll(keepingCapacity: true) }
             sent = 0
         }
+        startsMidLine = false
         return true
     }
 

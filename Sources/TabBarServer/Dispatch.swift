@@ -227,7 +227,7 @@ extension Server {
 
     func storageFailed(_ why: String) -> RPCError {
         RPCError(code: -32008, kind: "storage_failed",
-                 message: "The change was not made: the state could not be saved (\(why)). Free disk space or check \(store.journalPath); reads and sounds still work.")
+                 message: "The change was not made: the state could not be saved (\(why)). \(store.advice); reads and sounds still work.")
     }
 
     /// Writes the staged changes to the journal with one write, then runs their effects.
@@ -238,7 +238,7 @@ extension Server {
     func commitBatch() -> Bool {
         guard batch.open else { return true }
         do {
-            try store.commit()
+            try store.commitReachable(before: batch.stateBefore, after: reducer.state, limits: reducer.limits)
         } catch {
             reducer.state = batch.stateBefore
             Log.error("Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])

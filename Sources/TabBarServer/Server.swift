@@ -75,6 +75,13 @@ public final class Server {
         store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs,
                            compactIntervalMs: config.compactIntervalMs)
         do {
+            try store.lock()
+        } catch {
+            close(listener)
+            if owned { unlink(config.socketPath) }
+            throw error
+        }
+        do {
             reducer = try store.load(initial: config.initialBar, limits: config.limits, sounds: config.soundMap,
                                      initialFrom: config.origins["bar"] == nil ? nil : "config \(config.configFile ?? "") bar")
             reducer.settle()
@@ -254,7 +261,7 @@ public final class Server {
             // (the system one is root:tabbard 0660, and under PrivateUsers= peers other than root
             // and tabbard show up as "nobody"): whoever could connect may talk. The peer check
             // guards a socket tabbard bound itself.
-            if ownsSocketPath && !allowed(uid: uid, gid: gid) {
+            if ownsSocketPath && !allowed(uid: uid, gid: gid, fd: fd) {
                 stats.connectionsRefused += 1
                 refuse(fd, .permissionDenied("uid \(uid) may not use this tabbard (allowed: its own uid \(getuid()), root, and allowed_uids/allowed_gids in the config)."))
                 Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])
@@ -294,8 +301,12 @@ public final class Server {
         flushDirty(now: now)
     }
 
-    func allowed(uid: UInt32, gid: UInt32) -> Bool {
-        uid == 0 || uid == getuid() || config.allowedUIDs.contains(uid) || config.allowedGIDs.contains(gid)
+    /// Root, our own uid, `allowed_uids`, or a member of one of `allowed_gids` — by its
+    /// primary group or any of its supplementary ones (SO_PEERGROUPS, asked only then).
+    func allowed(uid: UInt32, gid: UInt32, fd: Int32) -> Bool {
+        if uid == 0 || uid == getuid() || config.allowedUIDs.contains(uid) || config.allowedGIDs.contains(gid) { return true }
+        guard !config.allowedGIDs.isEmpty else { return false }
+        return Posix.peerGroups(fd).contains { config.allowedGIDs.contains($0) }
     }
 
     /// One error line, then close.
@@ -493,7 +504,11 @@ public final class Server {
         for c in conns.values { _ = c.flush(now: now) }
         for c in Array(conns.values) { drop(c) }
         do { try store.compact(reducer.state, limits: reducer.limits) } catch {
-            Log.error("Could not write the final snapshot; the journal still holds every change", ["error": "\(error)"])
+            if let why = store.unreachable() {
+                Log.error("Could not write the final snapshot, and \(why): changes since then are lost", ["error": "\(error)", "advice": store.advice])
+            } else {
+                Log.error("Could not write the final snapshot; the journal holds every acknowledged change", ["error": "\(error)", "advice": store.advice])
+            }
         }
         close(listenFD)
         if ownsSocketPath { unlink(config.socketPath) }

@@ -33,13 +33,14 @@ final class StateStore {
     let journalPath: String
     let compactEvery: Int
     let fsyncIntervalMs: Int
-    private var journalFD: Int32 = -1
+    /// Open between commits of one generation; -1 after a generation starts (see `startGeneration`).
+    var journalFD: Int32 = -1
     /// Where the next group goes in the journal file.
     private var writePos: off_t = 0
     /// The state's seq after the last staged change (the group header's `seq`).
     private var stagedSeq: UInt64 = 0
     private(set) var entries = 0
-    private(set) var lastError: String?
+    var lastError: String?
     private var dirtySinceFsync = false
     private var lastFsyncNs: UInt64 = 0
     /// Journal lines staged since the last `commit` (group commit).
@@ -73,7 +74,18 @@ final class StateStore {
         self.fsyncIntervalMs = fsyncIntervalMs
     }
 
+    /// The lock on the state (`lock`, StateFiles.swift); -1: not held.
+    var lockFD: Int32 = -1
+    /// Device and inode of the open journal, of the last snapshot written, and of the lock
+    /// file: a file deleted or replaced under the daemon is told by them (`reachable`).
+    var journalID: FileID?
+    var snapshotID: FileID?
+    var lockID: FileID?
+    /// The errno of the last failure (`lastError`), for advice that fits it.
+    var lastErrno: Errno?
+
     deinit {
+        if lockFD >= 0 { close(lockFD) }
         if journalFD >= 0 { close(journalFD) }
         staged.free()
     }
@@ -151,16 +163,26 @@ final class StateStore {
             // cut back to their good prefixes so that new entries do not follow a bad one.
             // (New groups go right after the journal's last good one: `writePos`.)
             for (path, length) in goodPrefixes { _ = truncate(path, off_t(length)) }
-            Log.error("Could not write a snapshot at start; serving anyway, the journal keeps every change", ["file": snapshotPath, "error": "\(error)"])
+            reportStartFailure(error)
         }
         return reducer
     }
 
-    /// Renames (or copies) a bad file to `path.corrupt-<unix time>`; returns the new name.
+    /// Renames (or copies) a bad file to `path.corrupt-<unix time>` (`-2`, `-3` … after it
+    /// when that name is taken: a file moved aside earlier is never overwritten); returns
+    /// the new name.
     private func moveAside(_ path: String, copy: Bool = false) -> String {
-        let target = "\(path).corrupt-\(time(nil))"
+        let base = "\(path).corrupt-\(time(nil))"
+        var target = base
+        var n = 1
+        // (Nobody else writes here: the state is locked, `lock`.)
+        while access(target, F_OK) == 0 || errno != ENOENT {
+            n += 1
+            target = "\(base)-\(n)"
+            if n > 10_000 { break }
+        }
         if copy, let bytes = try? Posix.readFile(path) {
-            let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd >= 0 { try? Posix.writeAll(fd, bytes); close(fd) }
         } else {
             rename(path, target)
@@ -215,6 +237,12 @@ final class StateStore {
         stagedSeq = unstagedSeq
     }
 
+    /// Forgets the staged changes (their group will not be written).
+    func dropStaged() {
+        staged.removeAll()
+        stagedCount = 0
+    }
+
     /// Bytes staged so far (for `unstageLast`).
     var stagedBytes: Int { staged.count }
 
@@ -240,9 +268,11 @@ final class StateStore {
             writePos += off_t(total)
         } catch {
             lastError = "cannot write \(journalPath): \(error)"
+            lastErrno = error
             throw error
         }
         lastError = nil
+        lastErrno = nil
         entries += count
         appends += count
         writes += 1
@@ -290,10 +320,14 @@ final class StateStore {
     /// cannot start).
     func compact(_ state: BarState, limits: Limits) throws(Errno) {
         finishCompaction(wait: true)
+        // (A state directory deleted while serving is made again: `recover`.)
+        _ = try? Posix.makeDirectories(Posix.dirname(snapshotPath))
         if let (e, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
             lastError = message
+            lastErrno = e
             throw e
         }
+        snapshotID = FileID(path: snapshotPath)
         // The snapshot now holds everything: a new generation of the journal, written over
         // the old one (see the type's comment); journal.1 becomes the spare.
         StateStore.keepAsSpare(oldJournalPath, spare: spareJournalPath)
@@ -380,17 +414,20 @@ final class StateStore {
     private func report(_ job: CompactionJob) {
         if let e = job.error {
             lastError = e
+            lastErrno = nil
             compactionFailed()
             Log.error("Compacting the state failed; the journal keeps growing", ["error": e])
         } else {
             lastError = nil
+            snapshotID = FileID(path: snapshotPath)
         }
     }
 
-    private func openJournal() throws(Errno) {
+    func openJournal() throws(Errno) {
         let fd = open(journalPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; throw e }
+        if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; lastErrno = e; throw e }
         journalFD = fd
+        journalID = FileID(fd: fd)
     }
 
     /// Starts a new generation of the journal at the start of its file: a marker group

@@ -48,7 +48,7 @@ import TabBarCore
                 s.commitBatch()
             }
             // The two servers keep their files in sibling directories, which error messages name.
-            let fastReply = String(decoding: fc.out, as: UTF8.self).replacing("/fast/", with: "/slow/")
+            let fastReply = String(decoding: fc.out, as: UTF8.self).replacing("/fast", with: "/slow")  // (paths in storage_failed advice)
             #expect(fastReply == String(decoding: sc.out, as: UTF8.self), "reply for \(line)", sourceLocation: sourceLocation)
             #expect(fsub.out == ssub.out, "events for \(line)", sourceLocation: sourceLocation)
             #expect(journal(fast) == journal(slow), "journal for \(line)", sourceLocation: sourceLocation)
