@@ -56,10 +56,23 @@ public protocol AudioSink: AnyObject {
     func close()
     /// Called just before the chunk holding the voice's first frame is written.
     func voiceStarted(_ record: VoiceRecord)
+    /// Frames until a frame written now reaches the listener (queue plus any server delay).
+    func delayFrames() throws -> Int
+    /// Drops the queue but keeps the stream ready, so the next `write` is heard first.
+    /// Returns false when the sink cannot (the engine then keeps it fed with silence).
+    func standby() -> Bool
+    /// Called on the audio thread after each successful `open`: a sink may measure the device here.
+    func settle()
+    /// Frames the device takes at once (a sound server's quantum), 0 when not known.
+    var pullFrames: Int { get }
 }
 
 extension AudioSink {
     public func voiceStarted(_ record: VoiceRecord) {}
+    public func delayFrames() throws -> Int { try queuedFrames() }
+    public func standby() -> Bool { false }
+    public func settle() {}
+    public var pullFrames: Int { 0 }
 }
 
 /// Paces a stream that the device does not pace: frames are "played" at the
