@@ -256,13 +256,13 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         linked = true
         guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return }
         let rate = Double(max(format.rate, 1))
-        let chunk = min(availMin * 4, bufferFrames)
+        let chunk = bufferFrames
         memset(bytes, 0, chunk * format.channels * bytesPerSample)
         guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return }
         var steps: [(UInt64, Int)] = []
         var last = chunk
         let deadline = monotonicNanos() + 1_000_000_000
-        while steps.count < 4 && monotonicNanos() < deadline {
+        while steps.count < 3 && monotonicNanos() < deadline {
             var ts = timespec(tv_sec: 0, tv_nsec: 500_000)
             nanosleep(&ts, nil)
             let avail = snd_pcm_avail(pcm)
@@ -273,16 +273,15 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
         _ = standby()
         log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })")
-        guard steps.count >= 3 else {
+        guard steps.count >= 2 else {
             linked = !steps.isEmpty
             if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
             return
         }
-        // Skip the first step (it may follow the start by any fraction of a cycle).
-        let tail = steps.dropFirst()
-        let span = Double(tail.last!.0 - tail.first!.0) / 1e9
-        let cycle = span / Double(tail.count - 1) * rate
-        let step = tail.map { $0.1 }.max() ?? availMin
+        // The first step may follow the start by any fraction of a cycle: time from the second.
+        let span = Double(steps.last!.0 - steps[0].0) / 1e9
+        let cycle = span / Double(steps.count - 1) * rate
+        let step = steps.map { $0.1 }.max() ?? availMin
         var pull = step
         if cycle > Double(step) * 1.4 {
             // The server pulls a larger quantum than avail_min lets it have.

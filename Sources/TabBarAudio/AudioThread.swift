@@ -19,6 +19,8 @@ struct RunState {
     var everProgressed = false
     /// The sink's xrun count at the last look.
     var xruns = 0
+    /// The sink's own measure of its pull last adopted.
+    var sinkPull = 0
     /// The sink cannot `standby` (it is then fed silence until the idle stop).
     var noStandby = false
     /// Rate limit of failure log lines: when the last was written, and how many were held back.
@@ -83,6 +85,7 @@ extension AudioEngine {
         sink.settle()
         if sink.pullFrames > 0 {
             run.pull = max(sink.pullFrames, 1)
+            run.sinkPull = sink.pullFrames
             counters.pullFrames.store(run.pull, ordering: .relaxed)
         }
     }
@@ -143,9 +146,13 @@ extension AudioEngine {
                 takeCommands()
                 if mixer.activeCount > 0 {
                     do {
-                        if mode == .idle {
-                            try sink.start()
-                            counters.streamStarts.add(1, ordering: .relaxed)
+                        // From standby too: a sink may do its work there (the fallback retries its device).
+                        try sink.start()
+                        if mode == .idle { counters.streamStarts.add(1, ordering: .relaxed) }
+                        if sink.pullFrames > 0 && sink.pullFrames != run.sinkPull {
+                            run.sinkPull = sink.pullFrames
+                            run.pull = sink.pullFrames
+                            counters.pullFrames.store(run.pull, ordering: .relaxed)
                         }
                         setState("playing")
                         mode = .running

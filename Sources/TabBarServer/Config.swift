@@ -42,7 +42,9 @@ public struct ServerConfig: Sendable {
     /// How often appended journal data is fsync'ed (0: after every group commit).
     public var fsyncIntervalMs = 1000
     public var voices = 16
-    public var periodFrames = 256
+    public var periodFrames = 128
+    /// SCHED_FIFO priority of the audio thread (0 = normal scheduling); see docs/AUDIO.md.
+    public var realtimePriority = 83
     public var idleStopMs = 2000
     /// Where the config came from, for messages.
     public var configFile: String?
@@ -105,7 +107,7 @@ public struct ServerConfig: Sendable {
         "socket", "state", "sounds", "sound_files", "sound_retrigger", "audio", "alsa_device", "log_level", "max_line", "max_clients",
         "max_queued_bytes", "write_timeout_ms", "max_items", "max_id_length", "max_badge_count", "max_badge_chars",
         "sound_map", "allowed_uids", "allowed_gids", "bar", "compact_every", "compact_interval_ms", "fsync_interval_ms", "voices",
-        "period_frames", "idle_stop_ms",
+        "period_frames", "idle_stop_ms", "realtime_priority",
     ]
 
     /// Applies a JSON config file over these values. Errors name the file and the key.
@@ -195,6 +197,7 @@ public struct ServerConfig: Sendable {
         voices = try p.int("voices", range: 1...256) ?? voices
         periodFrames = try p.int("period_frames", range: 32...8192) ?? periodFrames
         idleStopMs = try p.int("idle_stop_ms", range: 0...3_600_000) ?? idleStopMs
+        realtimePriority = try p.int("realtime_priority", range: 0...99) ?? realtimePriority
     }
 }
 

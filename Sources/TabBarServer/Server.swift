@@ -152,9 +152,11 @@ public final class Server {
                     handleSignals()
                 } else if fd == audio.reportFD {
                     commitBatch()  // sound.played is no part of the group
-                    audio.drainReports { voice, name in
+                    audio.drainReports({ voice, name in
                         broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name)])))
-                    }
+                    }, failed: { voice, name, reason in
+                        broadcast(Event("sound.failed", .obj(["voice": .int(voice), "name": .string(name), "reason": .string(reason)])))
+                    })
                 } else if let c = conns[fd] {
                     if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
                         readFrom(c, now: now)
