@@ -262,7 +262,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         var steps: [(UInt64, Int)] = []
         var last = chunk
         let deadline = monotonicNanos() + 1_000_000_000
-        while steps.count < 3 && monotonicNanos() < deadline {
+        while steps.count < 4 && monotonicNanos() < deadline {
             var ts = timespec(tv_sec: 0, tv_nsec: 500_000)
             nanosleep(&ts, nil)
             let avail = snd_pcm_avail(pcm)
@@ -271,16 +271,18 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             if q < last { steps.append((monotonicNanos(), last - q)); last = q }
             if q == 0 { break }
         }
-        _ = standby()
+        drainThenStandby(until: deadline + 500_000_000)
         log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })")
         guard steps.count >= 2 else {
             linked = !steps.isEmpty
             if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
             return
         }
-        // The first step may follow the start by any fraction of a cycle: time from the second.
-        let span = Double(steps.last!.0 - steps[0].0) / 1e9
-        let cycle = span / Double(steps.count - 1) * rate
+        // The shortest interval between two steps is one cycle (a longer one may span the
+        // graph switching its quantum as this stream joined).
+        var shortest = UInt64.max
+        for i in 1..<steps.count { shortest = min(shortest, steps[i].0 - steps[i - 1].0) }
+        let cycle = Double(shortest) / 1e9 * rate
         let step = steps.map { $0.1 }.max() ?? availMin
         var pull = step
         if cycle > Double(step) * 1.4 {
@@ -380,6 +382,23 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         pacer.reset()
         return true
     }
+
+    /// Lets the queue run out (the device then plays silence on its own), then `standby`.
+    /// Preparing a PipeWire stream while its cycle may be copying from the queue could leave
+    /// the plugin's pointers crossed; with nothing queued there is nothing to copy.
+    private func drainThenStandby(until deadline: UInt64) {
+        guard let pcm else { return }
+        while monotonicNanos() < deadline {
+            let avail = snd_pcm_avail(pcm)
+            if avail < 0 || Int(avail) >= bufferFrames { break }
+            var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&ts, nil)
+        }
+        _ = standby()
+    }
+
+    /// `standby` is supported (the engine lets the queue run out, then calls it).
+    public var canStandby: Bool { true }
 
     /// Seconds `stop` waits at most for the queue to play out before dropping it.
     public var drainDeadline: Double = 0.5

@@ -26,23 +26,27 @@ extension AudioEngine {
         }
         run.lastQueued = queued
         let played = streamFrames - Int64(queued)
-        checkXruns(played: played)
 
         var hasNew = false, sounding = false
         for v in mixer.voices where v.active {
             if v.reported { sounding = true } else { hasNew = true }
         }
-        // Only silence is queued behind the last voice: drop it, the next voice goes first.
-        if !sounding && !run.noStandby && played >= run.audibleEnd && (queued > 0 || !hasNew) {
-            if sink.standby() {
-                streamFrames = played
-                queued = 0
-                run.lastQueued = 0
-                run.progressAt = now
-                if !hasNew { return .standby }
-            } else {
-                run.noStandby = true
+        // Only silence would follow the last voice: write none and let the queue run out
+        // (its underrun is expected, not counted), then drop into standby — the next voice
+        // is then the first thing the device takes.
+        let draining = !sounding && sink.canStandby && played >= run.audibleEnd
+        if draining {
+            if sink.xruns != run.xruns { run.xruns = sink.xruns }
+            if !hasNew && (queued == 0 || run.audibleEnd == 0) {
+                if sink.standby() {
+                    streamFrames = played
+                    run.lastQueued = 0
+                    run.progressAt = now
+                    return .standby
+                }
             }
+        } else {
+            checkXruns(played: played)
         }
         // Sounds wait but the device takes nothing: a stalled stream (or one nobody linked).
         if hasNew || sounding || queued > 0 {
@@ -56,7 +60,7 @@ extension AudioEngine {
         let target = max(run.pull, period) + period
         let urgentChunk = max(min(period / 4, 64), 1)
         let free = sink.bufferFrames - queued
-        if free > 0 && (queued < target || hasNew) {
+        if free > 0 && (hasNew || (!draining && queued < target)) {
             var n = max(target - queued, 0)
             if hasNew { n = max(n, urgentChunk) }
             n = min(n, free)
@@ -69,7 +73,7 @@ extension AudioEngine {
         // A device-paced stream shrinks in steps (a server's cycle): look again twice a step.
         let step = max(min(run.pull, period) / 2, 16)
         let recheck: UInt64? = clock ? nil : UInt64(step) * 1_000_000_000 / UInt64(max(sink.format.rate, 1))
-        let woken = try sink.wait(lowWater: target - period, wakeFD: wakeFD, timeoutNanos: recheck)
+        let woken = try sink.wait(lowWater: draining ? 0 : target - period, wakeFD: wakeFD, timeoutNanos: recheck)
         if woken { resetWake() }
         return .running(monotonicNanos())
     }

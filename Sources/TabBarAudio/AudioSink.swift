@@ -59,8 +59,11 @@ public protocol AudioSink: AnyObject {
     /// Frames until a frame written now reaches the listener (queue plus any server delay).
     func delayFrames() throws -> Int
     /// Drops the queue but keeps the stream ready, so the next `write` is heard first.
-    /// Returns false when the sink cannot (the engine then keeps it fed with silence).
+    /// The engine calls it once the queue has run out (an underrun then is expected and not
+    /// counted). Returns false when the sink cannot.
     func standby() -> Bool
+    /// Whether `standby` is supported; when not, the engine feeds silence until the idle stop.
+    var canStandby: Bool { get }
     /// Called on the audio thread after each successful `open`: a sink may measure the device here.
     func settle()
     /// Frames the device takes at once (a sound server's quantum), 0 when not known.
@@ -71,6 +74,7 @@ extension AudioSink {
     public func voiceStarted(_ record: VoiceRecord) {}
     public func delayFrames() throws -> Int { try queuedFrames() }
     public func standby() -> Bool { false }
+    public var canStandby: Bool { false }
     public func settle() {}
     public var pullFrames: Int { 0 }
 }

@@ -21,8 +21,6 @@ struct RunState {
     var xruns = 0
     /// The sink's own measure of its pull last adopted.
     var sinkPull = 0
-    /// The sink cannot `standby` (it is then fed silence until the idle stop).
-    var noStandby = false
     /// Rate limit of failure log lines: when the last was written, and how many were held back.
     var failLogAt: UInt64 = 0
     var failLogHeld = 0

@@ -85,6 +85,7 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
         if onStandin { standin.stop(); return true }
         return primary.standby()
     }
+    public var canStandby: Bool { onStandin || primary.canStandby }
     public func settle() { current.settle() }
     public func stop() { current.stop() }
     public func close() {
