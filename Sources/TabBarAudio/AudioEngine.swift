@@ -81,7 +81,11 @@ public final class AudioEngine: @unchecked Sendable {
     var mixBuffer: UnsafeMutablePointer<Float>
     var mixCapacity = 1
     var starts: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, UInt64)>
-    var ends: UnsafeMutableBufferPointer<Unmanaged<Sound>>
+    var ends: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32)>
+    /// Voices fully written but maybe not yet played: (sound, voice, stream frame after its
+    /// last frame). Released once played; reported failed if the device goes first.
+    var tail: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64)>
+    var tailCount = 0
     var streamFrames: Int64 = 0
     var run = RunState()
     private var thread: pthread_t?
@@ -142,6 +146,7 @@ public final class AudioEngine: @unchecked Sendable {
         self.mixBuffer = .allocate(capacity: 1)
         self.starts = .allocate(capacity: max(voices, 1) + queueCapacity)
         self.ends = .allocate(capacity: max(voices, 1) * 2 + queueCapacity)
+        self.tail = .allocate(capacity: max(voices, 1) * 4)
         self.producer = Mutex(ProducerSide(bank: bank))
     }
 
@@ -151,6 +156,7 @@ public final class AudioEngine: @unchecked Sendable {
         mixBuffer.deallocate()
         starts.deallocate()
         ends.deallocate()
+        tail.deallocate()
         if wakeFD >= 0 { Glibc.close(wakeFD) }
         if reportEventFD >= 0 { Glibc.close(reportEventFD) }
     }

@@ -26,6 +26,7 @@ extension AudioEngine {
         }
         run.lastQueued = queued
         let played = streamFrames - Int64(queued)
+        releasePlayed(upTo: played)
 
         var hasNew = false, sounding = false
         for v in mixer.voices where v.active {
@@ -96,7 +97,7 @@ extension AudioEngine {
         let endsBuf = ends
         mixer.render(into: mixBuffer, frames: frames, master: masterGain) { v in
             if let s = v.sound {
-                if nEnds < endsBuf.count { endsBuf[nEnds] = s; nEnds += 1 } else { s.release() }
+                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id); nEnds += 1 } else { s.release() }
             }
         }
         for i in 0..<nStarts {
@@ -130,7 +131,38 @@ extension AudioEngine {
             }
             counters.played.add(1, ordering: .relaxed)
         }
-        for i in 0..<nEnds { finishedReport(ends[i]); pushed = true }
+        for i in 0..<nEnds { keepUntilPlayed(ends[i].0, voice: ends[i].1, end: streamFrames); pushed = true }
         if pushed { signalReports() }
+    }
+
+    /// Keeps a voice that was fully written until the device has played it.
+    func keepUntilPlayed(_ s: Unmanaged<Sound>, voice: UInt32, end: Int64) {
+        if tailCount == tail.count {
+            finishedReport(tail[0].0)
+            for i in 1..<tailCount { tail[i - 1] = tail[i] }
+            tailCount -= 1
+        }
+        tail[tailCount] = (s, voice, end)
+        tailCount += 1
+    }
+
+    /// Releases the voices the device has played (their last frame is behind `played`).
+    func releasePlayed(upTo played: Int64) {
+        var kept = 0
+        for i in 0..<tailCount {
+            if tail[i].2 <= played { finishedReport(tail[i].0) } else { tail[kept] = tail[i]; kept += 1 }
+        }
+        if kept != tailCount { tailCount = kept; signalReports() }
+    }
+
+    /// The device went away with these voices still queued: each is reported failed.
+    func failUnplayed(_ why: VoiceFailure) {
+        for i in 0..<tailCount {
+            let (s, voice, _) = tail[i]
+            _ = s.retain()
+            pushFailure(s, voice: voice, why)
+            finishedReport(s)
+        }
+        tailCount = 0
     }
 }

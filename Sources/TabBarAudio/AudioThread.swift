@@ -199,6 +199,7 @@ extension AudioEngine {
             stopStream()
         }
         if mode != .unavailable { sink.close() }
+        releasePlayed(upTo: Int64.max)
         publishXruns()
         dropCommands(.shutdown)
         for i in mixer.voices.indices where mixer.voices[i].active {
@@ -212,6 +213,7 @@ extension AudioEngine {
 
     private func stopStream() {
         sink.stop()
+        releasePlayed(upTo: Int64.max)
         counters.streamStops.add(1, ordering: .relaxed)
         learnPull()
         publishXruns()
@@ -256,6 +258,7 @@ extension AudioEngine {
 
     private func closeWithVoices(_ why: VoiceFailure) {
         sink.close()
+        failUnplayed(why)
         for i in mixer.voices.indices where mixer.voices[i].active {
             failVoice(i, why)
             mixer.voices[i].active = false
@@ -325,7 +328,7 @@ extension AudioEngine {
     }
 
     /// Hands `sound` (one retain) to the state loop as a failed voice, and logs (rate-limited).
-    private func pushFailure(_ s: Unmanaged<Sound>, voice: UInt32, _ why: VoiceFailure) {
+    func pushFailure(_ s: Unmanaged<Sound>, voice: UInt32, _ why: VoiceFailure) {
         counters.failed.add(1, ordering: .relaxed)
         let name = s.takeUnretainedValue().name
         if !reports.push(RawReport(kind: .failed, sound: s, voice: voice, latencyNs: 0, framesAhead: 0, startFrame: 0, failure: why)) {
