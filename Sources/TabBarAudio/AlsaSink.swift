@@ -199,9 +199,11 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     private func recover(_ err: Int32, _ what: String) throws {
         guard let pcm else { return }
         if err == -EPIPE || err == -ESTRPIPE || err == -EINTR {
-            xruns += 1
+            // Counted only once recovered: a sound server that went away fails the recovery
+            // (its plugin cannot prepare again) and is an error, not an underrun.
             let r = snd_pcm_recover(pcm, err, 1)
             if r < 0 { throw ioError("\(what) (recover)", r) }
+            xruns += 1
             pacer.reset()
             return
         }

@@ -4,7 +4,7 @@ import Glibc
 
 /// Puts the calling thread under SCHED_FIFO: directly where RLIMIT_RTPRIO (or CAP_SYS_NICE)
 /// allows it, else through RTKit on the system bus, else it stays at normal priority with
-/// one warning. `SCHED_RESET_ON_FORK` keeps children (none today) out of realtime.
+/// one warning.
 public enum Realtime {
     /// PipeWire's own client threads run SCHED_FIFO 83 (its `rt.prio`, below the server's 88).
     public static let defaultPriority: Int32 = 83
@@ -39,15 +39,17 @@ public enum Realtime {
         let lim = tabbard_rtprio_limit()
         if getuid() != 0, lim > 0, lim < Int(want) { want = Int32(lim) }
         var param = sched_param(sched_priority: want)
-        let policy = Int32(SCHED_FIFO) | 0x4000_0000  // SCHED_RESET_ON_FORK
-        let r = pthread_setschedparam(pthread_self(), policy, &param)
+        let r = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &param)
         if r == 0 { return .direct(priority: want) }
-        let direct = String(cString: strerror(r))
+        let direct = r == EPERM ? "EPERM" : String(cString: strerror(r))
+        // RTKit lives on the system bus; without one (a container, a sandbox) do not even try.
+        let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil || access("/run/dbus/system_bus_socket", F_OK) == 0
+        guard bus else { return .refused("sched_setscheduler \(direct); RTKit: no system bus") }
         // RTKit insists on a bounded RLIMIT_RTTIME (a runaway realtime thread gets SIGXCPU).
         _ = tabbard_bound_rttime(200_000)
         var why = [CChar](repeating: 0, count: 256)
         let granted = tabbard_rtkit_make_realtime(UInt64(tabbard_gettid()), priority, &why, Int32(why.count))
         if granted > 0 { return .rtkit(priority: granted) }
-        return .refused("sched_setscheduler: \(direct); \(String(cString: why))")
+        return .refused("sched_setscheduler \(direct); \(String(cString: why))")
     }
 }
