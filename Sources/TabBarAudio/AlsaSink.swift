@@ -238,7 +238,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         let avail = snd_pcm_avail_update(pcm)
         if avail >= 0 {
             let excess = max(bufferFrames - Int(avail) - lowWater, 0)
-            t = min(t, UInt64(excess) * 1_000_000_000 / rate)
+            // At least 0.5 ms: a queue that shrinks by bits (PulseAudio) must not make a busy loop.
+            t = min(t, max(UInt64(excess) * 1_000_000_000 / rate, 500_000))
         }
         return pollReadable(wakeFD, timeoutNanos: t)
     }
@@ -285,7 +286,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         var shortest = UInt64.max
         for i in 1..<steps.count { shortest = min(shortest, steps[i].0 - steps[i - 1].0) }
         let cycle = Double(shortest) / 1e9 * rate
-        let step = steps.map { $0.1 }.max() ?? availMin
+        // The first step may be a plugin moving the whole write into its server (PulseAudio).
+        let step = steps.dropFirst().map { $0.1 }.max() ?? availMin
         var pull = step
         if cycle > Double(step) * 1.4 {
             // The server pulls a larger quantum than avail_min lets it have.

@@ -38,7 +38,12 @@ extension AudioEngine {
         let draining = !sounding && sink.canStandby && played >= run.audibleEnd
         if draining {
             if sink.xruns != run.xruns { run.xruns = sink.xruns }
-            if !hasNew && (queued == 0 || run.audibleEnd == 0) {
+            // A PCM that never reports an empty queue (PulseAudio's plugin keeps a few frames
+            // in hand) counts as run out once those stay put for two pulls.
+            if queued != run.drainQueued { run.drainQueued = queued; run.drainSince = now }
+            let rate = UInt64(max(sink.format.rate, 1))
+            let stuck = queued <= period && now &- run.drainSince > UInt64(2 * max(run.pull, period)) * 1_000_000_000 / rate
+            if !hasNew && (queued == 0 || stuck || run.audibleEnd == 0) {
                 if sink.standby() {
                     streamFrames = played
                     run.lastQueued = 0

@@ -19,6 +19,9 @@ struct RunState {
     var everProgressed = false
     /// The sink's xrun count at the last look.
     var xruns = 0
+    /// Queue size and since when, while it runs out before standby.
+    var drainQueued = -1
+    var drainSince: UInt64 = 0
     /// The sink's own measure of its pull last adopted.
     var sinkPull = 0
     /// Rate limit of failure log lines: when the last was written, and how many were held back.
