@@ -19,7 +19,7 @@ let package = Package(
 
         // Pure model: no Glibc, no I/O, no clocks.
         .target(name: "TabBarCore", linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "CALSA", "CSndFile"],
+        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "CALSA", "CSndFile", "CSystemd"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         // Run-time exclusivity checks off for the state loop (one thread owns every object in
         // it): they cost ~1k instructions per request (docs/PERFORMANCE.md). Compile-time

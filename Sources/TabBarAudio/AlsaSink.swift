@@ -44,21 +44,27 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     private var clockPaced = false
     private var detectPacing = false
     private var pacer: ClockPacer
-    private var fds: UnsafeMutablePointer<pollfd>?
-    private var pcmFDCount = 0
     private var bytes: UnsafeMutableRawPointer?
     private var bytesPerSample = 2
     private var pcmFormat = SND_PCM_FORMAT_S16_LE
 
-    /// `periodFrames` 256 at 48 kHz is 5.33 ms; the buffer is `bufferPeriods` periods.
+    /// Frames the device buffer is asked to hold at least. The engine keeps only what the
+    /// server pulls queued (see `AudioEngine`), so a large buffer adds no latency; it is
+    /// room for a sound server's quantum of up to 2048 frames (PipeWire's default maximum).
+    public static let minimumBufferFrames = 4096
+
+    /// `periodFrames` 256 at 48 kHz is 5.33 ms: the latency asked of a sound server (PipeWire's
+    /// `node.latency`, through `avail_min`) and the engine's refill step. The buffer is
+    /// `bufferPeriods` periods but at least `minimumBufferFrames`.
     public init(device: String = "default", format: PCMFormat = .standard, periodFrames: Int = 256,
                 bufferPeriods: Int = 4, pacing: Pacing = .auto, log: AudioLog? = nil) {
         self.deviceName = device
         self.format = format
         self.requestedPeriod = periodFrames
-        self.requestedPeriods = max(bufferPeriods, 3)
+        let periods = max(bufferPeriods, 3, (AlsaSink.minimumBufferFrames + periodFrames - 1) / max(periodFrames, 1))
+        self.requestedPeriods = periods
         self.periodFrames = periodFrames
-        self.bufferFrames = periodFrames * max(bufferPeriods, 3)
+        self.bufferFrames = periodFrames * periods
         self.pacingMode = pacing
         self.log = log
         self.pacer = ClockPacer(rate: format.rate)
@@ -67,7 +73,18 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     deinit { close() }
 
     private func fail(_ what: String, _ err: Int32) -> AudioError {
-        .deviceOpen(device: deviceName, reason: "\(what): \(String(cString: snd_strerror(err)))")
+        .deviceOpen(device: deviceName, reason: AlsaSink.openReason(what, err))
+    }
+
+    /// What a failed open means, said plainly, then the call and its error.
+    static func openReason(_ what: String, _ err: Int32) -> String {
+        let detail = "\(what): \(String(cString: snd_strerror(err)))"
+        switch -err {
+        case EHOSTDOWN, ECONNREFUSED: return "the sound server is not running (\(detail))"
+        case ENOENT, ENODEV, ENXIO: return "no sound card (\(detail))"
+        case EBUSY: return "the device is in use by another program (\(detail))"
+        default: return detail
+        }
     }
 
     public func open() throws {
@@ -90,13 +107,6 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         case .auto:
             clockPaced = type == SND_PCM_TYPE_NULL
             detectPacing = !clockPaced
-        }
-        let n = Int(snd_pcm_poll_descriptors_count(pcm))
-        pcmFDCount = max(n, 0)
-        fds = .allocate(capacity: pcmFDCount + 1)
-        if pcmFDCount > 0 {
-            err = snd_pcm_poll_descriptors(pcm, fds! + 1, UInt32(pcmFDCount))
-            if err < 0 { pcmFDCount = 0 }
         }
         bytes = .allocate(byteCount: bufferFrames * format.channels * 4, alignment: 16)
     }
@@ -147,8 +157,11 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         guard snd_pcm_sw_params_malloc(&swp) >= 0, let sw = swp else { throw fail("sw_params", -ENOMEM) }
         defer { snd_pcm_sw_params_free(sw) }
         snd_pcm_sw_params_current(pcm, sw)
-        // Wake poll when no more than one period is queued; start on the first write.
-        snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(max(bufferFrames - periodFrames, 1)))
+        // avail_min = one period: what PipeWire's plugin asks of the graph as its latency (so
+        // the quantum is one period) and the most it hands over a cycle (`settle` raises it when
+        // the server insists on a larger quantum). The engine refills by a timer, not by poll.
+        snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(max(periodFrames, 1)))
+        availMin = periodFrames
         snd_pcm_sw_params_set_start_threshold(pcm, sw, 1)
         snd_pcm_sw_params_set_stop_threshold(pcm, sw, snd_pcm_uframes_t(bufferFrames))
         err = snd_pcm_sw_params(pcm, sw)
@@ -186,9 +199,11 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     private func recover(_ err: Int32, _ what: String) throws {
         guard let pcm else { return }
         if err == -EPIPE || err == -ESTRPIPE || err == -EINTR {
-            xruns += 1
+            // Counted only once recovered: a sound server that went away fails the recovery
+            // (its plugin cannot prepare again) and is an error, not an underrun.
             let r = snd_pcm_recover(pcm, err, 1)
             if r < 0 { throw ioError("\(what) (recover)", r) }
+            xruns += 1
             pacer.reset()
             return
         }
@@ -206,41 +221,94 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         return max(bufferFrames - Int(avail), 0)
     }
 
+    /// Sleeps until about `lowWater` frames are left (by the clock: the engine keeps far less
+    /// queued than the buffer, so the PCM's own poll descriptor would always be ready), `wakeFD`
+    /// is readable, or `timeoutNanos` passed. Device errors surface at the next `queuedFrames`.
     public func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
-        guard let pcm, let fds else { return pollReadable(wakeFD, timeoutNanos: timeoutNanos) }
+        guard let pcm else { return pollReadable(wakeFD, timeoutNanos: timeoutNanos) }
         if clockPaced {
             var t = pacer.nanosUntil(queued: lowWater)
             if let limit = timeoutNanos { t = min(t, limit) }
             return pollReadable(wakeFD, timeoutNanos: t)
         }
-        fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
-        // Refresh: the descriptors (and their events) may change after a recover.
-        if pcmFDCount > 0 { snd_pcm_poll_descriptors(pcm, fds + 1, UInt32(pcmFDCount)) }
         // Never sleep longer than the buffer lasts (a stalled device must not hang the thread).
-        let bufferNs = UInt64(bufferFrames) * 1_000_000_000 / UInt64(format.rate)
-        var t = bufferNs * 2
+        let rate = UInt64(max(format.rate, 1))
+        var t = UInt64(bufferFrames) * 1_000_000_000 / rate * 2
         if let limit = timeoutNanos { t = min(t, limit) }
-        if lowWater > bufferFrames - periodFrames {
-            // Wanted sooner than avail_min wakes poll: sleep until that many frames have played.
-            let avail = snd_pcm_avail_update(pcm)
-            if avail >= 0 {
-                let excess = max(bufferFrames - Int(avail) - lowWater, 0)
-                t = min(t, UInt64(excess) * 1_000_000_000 / UInt64(format.rate))
-            }
+        let avail = snd_pcm_avail_update(pcm)
+        if avail >= 0 {
+            let excess = max(bufferFrames - Int(avail) - lowWater, 0)
+            // At least 0.5 ms: a queue that shrinks by bits (PulseAudio) must not make a busy loop.
+            t = min(t, max(UInt64(excess) * 1_000_000_000 / rate, 500_000))
         }
-        let r = retryEINTR { tabbard_ppoll(fds, UInt(pcmFDCount + 1), Int64(t)) }
-        if r < 0 { throw AudioError.system(call: "ppoll", errno: errno) }
-        let woken = (fds[0].revents & Int16(POLLIN)) != 0
-        if r > 0 && pcmFDCount > 0 {
-            let rev = tabbard_pcm_revents(pcm, fds + 1, UInt32(pcmFDCount))
-            if (rev & UInt16(POLLERR)) != 0 {
-                let state = snd_pcm_state(pcm)
-                if state == SND_PCM_STATE_XRUN { try recover(-EPIPE, "poll") }
-                else if state == SND_PCM_STATE_SUSPENDED { try recover(-ESTRPIPE, "poll") }
-                else if state == SND_PCM_STATE_DISCONNECTED { throw ioError("poll", -ENODEV) }
-            }
+        return pollReadable(wakeFD, timeoutNanos: t)
+    }
+
+    /// Frames the device takes at once, as `settle` measured it (0 = not known).
+    public private(set) var pullFrames = 0
+    /// False when `settle` saw the stream take nothing at all (a sound server that linked it to nothing).
+    public private(set) var linked = true
+
+    /// Learns what the device takes at once by playing a little silence, and makes sure
+    /// `avail_min` is at least that: PipeWire's plugin hands the server at most `avail_min`
+    /// frames a cycle and asks for a latency of `avail_min` frames, so `avail_min` = one
+    /// period gets a quantum of one period — unless the server's minimum quantum is larger,
+    /// which this finds (the queue then shrinks by `avail_min` only once per longer cycle).
+    public func settle() {
+        pullFrames = 0
+        linked = true
+        guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return }
+        let rate = Double(max(format.rate, 1))
+        let chunk = bufferFrames
+        memset(bytes, 0, chunk * format.channels * bytesPerSample)
+        guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return }
+        var steps: [(UInt64, Int)] = []
+        var last = chunk
+        let deadline = monotonicNanos() + 1_000_000_000
+        while steps.count < 4 && monotonicNanos() < deadline {
+            var ts = timespec(tv_sec: 0, tv_nsec: 500_000)
+            nanosleep(&ts, nil)
+            let avail = snd_pcm_avail(pcm)
+            if avail < 0 { break }
+            let q = bufferFrames - Int(avail)
+            if q < last { steps.append((monotonicNanos(), last - q)); last = q }
+            if q == 0 { break }
         }
-        return woken
+        drainThenStandby(until: deadline + 500_000_000)
+        log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })")
+        guard steps.count >= 2 else {
+            linked = !steps.isEmpty
+            if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
+            return
+        }
+        // The shortest interval between two steps is one cycle (a longer one may span the
+        // graph switching its quantum as this stream joined).
+        var shortest = UInt64.max
+        for i in 1..<steps.count { shortest = min(shortest, steps[i].0 - steps[i - 1].0) }
+        let cycle = Double(shortest) / 1e9 * rate
+        // The first step may be a plugin moving the whole write into its server (PulseAudio).
+        let step = steps.dropFirst().map { $0.1 }.max() ?? availMin
+        var pull = step
+        if cycle > Double(step) * 1.4 {
+            // The server pulls a larger quantum than avail_min lets it have.
+            pull = 1 << Int(log2(cycle).rounded())
+            setAvailMin(min(pull, bufferFrames - periodFrames))
+            log?(.info, "audio server takes \(pull) frames a cycle; avail_min raised to \(availMin) device=\(deviceName)")
+        }
+        pullFrames = max(pull, 1)
+    }
+
+    /// Current `avail_min` (frames).
+    public private(set) var availMin = 0
+
+    private func setAvailMin(_ frames: Int) {
+        guard let pcm else { return }
+        var swp: OpaquePointer?
+        guard snd_pcm_sw_params_malloc(&swp) >= 0, let sw = swp else { return }
+        defer { snd_pcm_sw_params_free(sw) }
+        snd_pcm_sw_params_current(pcm, sw)
+        snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(max(frames, 1)))
+        if snd_pcm_sw_params(pcm, sw) >= 0 { availMin = frames }
     }
 
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
@@ -293,11 +361,70 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
     }
 
+    /// Frames until a frame written now is heard: `snd_pcm_delay`, which for a sound server's
+    /// plugin includes the server's own delay. Falls back to `queuedFrames` when the PCM cannot tell.
+    public func delayFrames() throws -> Int {
+        guard let pcm else { return 0 }
+        if clockPaced { return pacer.queued() }
+        var d = snd_pcm_sframes_t(0)
+        if snd_pcm_delay(pcm, &d) == 0 && d >= 0 { return Int(d) }
+        return try queuedFrames()
+    }
+
+    /// Drops what is queued and leaves the stream prepared: the next `write` starts it again
+    /// with the first frame at the head of the queue. A sound server's stream stays connected
+    /// (PipeWire's plugin keeps its node running, playing silence), so restarting costs nothing.
+    public func standby() -> Bool {
+        guard let pcm else { return false }
+        var err = snd_pcm_prepare(pcm)
+        if err == -EBUSY {
+            // A kernel PCM refuses to prepare while running: drop first.
+            snd_pcm_drop(pcm)
+            err = snd_pcm_prepare(pcm)
+        }
+        if err < 0 { return false }
+        pacer.reset()
+        return true
+    }
+
+    /// Lets the queue run out (the device then plays silence on its own), then `standby`.
+    /// Preparing a PipeWire stream while its cycle may be copying from the queue could leave
+    /// the plugin's pointers crossed; with nothing queued there is nothing to copy.
+    private func drainThenStandby(until deadline: UInt64) {
+        guard let pcm else { return }
+        while monotonicNanos() < deadline {
+            let avail = snd_pcm_avail(pcm)
+            if avail < 0 || Int(avail) >= bufferFrames { break }
+            var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&ts, nil)
+        }
+        _ = standby()
+    }
+
+    /// `standby` is supported (the engine lets the queue run out, then calls it).
+    public var canStandby: Bool { true }
+
+    /// Seconds `stop` waits at most for the queue to play out before dropping it.
+    public var drainDeadline: Double = 0.5
+
+    /// Lets what is queued play out (at most `drainDeadline` plus the buffer's length), then
+    /// drops the stream. Never blocks longer than that, whatever the device does.
     public func stop() {
         guard let pcm else { return }
-        snd_pcm_nonblock(pcm, 0)
-        snd_pcm_drain(pcm)
-        snd_pcm_nonblock(pcm, 1)
+        let bufferNs = UInt64(bufferFrames) * 1_000_000_000 / UInt64(max(format.rate, 1))
+        let deadline = monotonicNanos() + bufferNs + UInt64(drainDeadline * 1e9)
+        if snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING && !clockPaced {
+            while monotonicNanos() < deadline {
+                let avail = snd_pcm_avail(pcm)
+                if avail < 0 || Int(avail) >= bufferFrames { break }
+                let queued = bufferFrames - Int(avail)
+                let ns = min(UInt64(queued) * 1_000_000_000 / UInt64(max(format.rate, 1)) + 100_000, 5_000_000)
+                var ts = timespec(tv_sec: 0, tv_nsec: Int(ns))
+                nanosleep(&ts, nil)
+            }
+        }
+        snd_pcm_drop(pcm)
+        pacer.reset()
     }
 
     public func close() {
@@ -305,8 +432,6 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             snd_pcm_close(pcm)
             self.pcm = nil
         }
-        fds?.deallocate()
-        fds = nil
         bytes?.deallocate()
         bytes = nil
     }

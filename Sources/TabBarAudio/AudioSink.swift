@@ -61,11 +61,34 @@ public protocol AudioSink: AnyObject {
     /// position. 0 for a device that stands still while stopped (ALSA); the null sink under
     /// a manual clock keeps time while stopped.
     func silentFrames() -> Int64
+    /// Frames until a frame written now reaches the listener (queue plus any server delay).
+    func delayFrames() throws -> Int
+    /// Drops the queue but keeps the stream ready, so the next `write` is heard first.
+    /// The engine calls it once the queue has run out (an underrun then is expected and not
+    /// counted). Returns false when the sink cannot.
+    func standby() -> Bool
+    /// Whether `standby` is supported; when not, the engine feeds silence until the idle stop.
+    var canStandby: Bool { get }
+    /// Called on the audio thread after each successful `open`: a sink may measure the device here.
+    func settle()
+    /// Frames the device takes at once (a sound server's quantum), 0 when not known.
+    var pullFrames: Int { get }
 }
 
 extension AudioSink {
     public func voiceStarted(_ record: VoiceRecord) {}
+    /// Whether the stream is paced by a clock (the null sink, an ALSA PCM that does not pace
+    /// writes) rather than by the device taking frames in steps: no pull to learn.
+    var clockPaced: Bool { pacing == "clock" || pacing == "manual" }
+    /// Whether time only moves when told (`--clock manual`): a stream that does not move
+    /// then is waiting for `clock.advance`, not stalled.
+    var virtualTime: Bool { pacing == "manual" }
     public func silentFrames() -> Int64 { 0 }
+    public func delayFrames() throws -> Int { try queuedFrames() }
+    public func standby() -> Bool { false }
+    public var canStandby: Bool { false }
+    public func settle() {}
+    public var pullFrames: Int { 0 }
 }
 
 /// Paces a stream that the device does not pace: frames are "played" at the

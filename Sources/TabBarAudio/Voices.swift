@@ -9,13 +9,33 @@ struct PlayCommand {
 
 /// A message from the audio thread to the state loop (owns one retain of `sound`).
 struct RawReport {
-    enum Kind: UInt8 { case started, finished }
+    enum Kind: UInt8 { case started, finished, failed }
     var kind: Kind
     var sound: Unmanaged<Sound>
     var voice: UInt32
     var latencyNs: UInt64
     var framesAhead: Int
     var startFrame: Int64
+    /// Request read → estimated first frame at the listener (`.started`).
+    var sinkLatencyNs: UInt64 = 0
+    /// Why the voice was not heard intact (`.failed`; the sound's retain is released, not handed over).
+    var failure: VoiceFailure = .none
+}
+
+/// Why an accepted voice was not heard intact (wire `sound.failed` `reason`).
+enum VoiceFailure: UInt8 {
+    case none, xrun, deviceLost, stalled, neverLinked, shutdown
+
+    func text(device: String) -> String {
+        switch self {
+        case .none: return ""
+        case .xrun: return "an underrun cut the sound short (the device ran dry while it played)"
+        case .deviceLost: return device.isEmpty ? "the audio device was lost before the sound was played" : "the audio device was lost before the sound was played: \(device)"
+        case .stalled: return "the audio stream made no progress; the device is being reopened"
+        case .neverLinked: return "no session manager linked the stream (the sound server took no audio)"
+        case .shutdown: return "the daemon stopped before the sound was played"
+        }
+    }
 }
 
 /// One playing sound in the fixed voice pool (audio thread only).
@@ -29,6 +49,8 @@ struct Voice {
     var id: UInt32 = 0
     var requestedAt: UInt64 = 0
     var reported = false
+    /// A `sound.failed` was sent for this voice (at most one).
+    var failed = false
     /// Frames left of a fade-out (0 = not fading); the voice ends when it reaches 0.
     var fadeLeft = 0
     var fadeTotal = 0

@@ -8,11 +8,22 @@ final class AudioService {
     var config: ServerConfig
     private(set) var bank: SoundBank
     private(set) var engine: AudioEngine?
-    /// Which sink is in use, for logs, STATUS= and stats.
-    private(set) var sinkName: String
+    /// `--audio auto`'s sink (real device or null sink meanwhile); nil in the other modes.
+    private let fallback: FallbackSink?
     /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
     private(set) var nullSink: NullSink?
     private var startError: String?
+
+    /// Which sink is in use, for logs, STATUS= and stats.
+    var sinkName: String {
+        switch config.audio {
+        case .null: return "null"
+        case .alsa: return "alsa:\(config.alsaDevice)"
+        case .auto:
+            guard let f = fallback, f.usingStandin else { return "alsa:\(config.alsaDevice)" }
+            return "null (\(f.primaryProblem.isEmpty ? "no sound card" : f.primaryProblem))"
+        }
+    }
 
     static let log: AudioLog = { level, message in
         Log.write(Priority(rawValue: Int32(level.rawValue)) ?? .info, message)
@@ -30,29 +41,25 @@ final class AudioService {
         case .null:
             nullSink = AudioService.makeNullSink(config: config, format: format)
             sink = nullSink!
-            sinkName = "null"
-        case .alsa, .auto:
+            fallback = nil
+        case .alsa:
             let alsa = AlsaSink(device: config.alsaDevice, format: format, periodFrames: config.periodFrames, log: AudioService.log)
             if let problem = alsa.probe() {
-                if config.audio == .alsa {
-                    // Explicitly asked for ALSA: keep it, it retries; sounds answer audio_unavailable meanwhile.
-                    Log.warning("ALSA device \"\(config.alsaDevice)\" cannot be opened (\(problem)); sounds are unavailable until it can be")
-                    sink = alsa
-                    sinkName = "alsa:\(config.alsaDevice)"
-                } else {
-                    Log.warning("No sound card: ALSA device \"\(config.alsaDevice)\" cannot be opened (\(problem)); using the null sink, so clicks are silent (state and events work as usual)")
-                    nullSink = AudioService.makeNullSink(config: config, format: format)
-                    sink = nullSink!
-                    sinkName = "null (no sound card)"
-                }
-            } else {
-                sink = alsa
-                sinkName = "alsa:\(config.alsaDevice)"
+                // Explicitly asked for ALSA: keep it, it retries; sounds answer audio_unavailable meanwhile.
+                Log.warning("ALSA device \"\(config.alsaDevice)\" cannot be opened (\(problem)); sounds are unavailable until it can be")
             }
+            sink = alsa
+            fallback = nil
+        case .auto:
+            // The real device when it opens, the null sink meanwhile; retried at every sound.
+            let alsa = AlsaSink(device: config.alsaDevice, format: format, periodFrames: config.periodFrames, log: AudioService.log)
+            let f = FallbackSink(primary: alsa, standin: NullSink(format: format, periodFrames: config.periodFrames), log: AudioService.log)
+            sink = f
+            fallback = f
         }
         let engine = AudioEngine(sink: sink, bank: bank, voices: config.voices,
                                  idleTimeout: nullSink?.clock != nil ? AudioService.manualIdleTimeout : Double(config.idleStopMs) / 1000,
-                                 log: AudioService.log)
+                                 realtimePriority: Int32(config.realtimePriority), log: AudioService.log)
         do {
             try engine.start()
             self.engine = engine
@@ -78,8 +85,12 @@ final class AudioService {
         }
     }
 
-    func drainReports(_ body: (UInt32, String, Int64) -> Void) {
-        engine?.drainReports { body($0.voice, $0.name, $0.startFrame) }
+    /// Hands each voice that started to `played`, each accepted voice that was not heard
+    /// intact to `failed` (voice, name, reason: wire `sound.failed`); `played` gets the start frame too.
+    func drainReports(_ played: (UInt32, String, Int64) -> Void, failed: (UInt32, String, String) -> Void) {
+        engine?.drainReports { r in
+            if let why = r.failure { failed(r.voice, r.name, why) } else { played(r.voice, r.name, r.startFrame) }
+        }
     }
 
     func soundList() -> [JSON] {

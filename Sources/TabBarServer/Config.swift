@@ -42,7 +42,9 @@ public struct ServerConfig: Sendable {
     /// How often appended journal data is fsync'ed (0: after every group commit).
     public var fsyncIntervalMs = 1000
     public var voices = 16
-    public var periodFrames = 256
+    public var periodFrames = 128
+    /// SCHED_FIFO priority of the audio thread (0 = normal scheduling); see docs/AUDIO.md.
+    public var realtimePriority = 83
     public var idleStopMs = 2000
     /// The reducer's and the null sink's clock (config `clock`, `--clock`): `real` or `manual` (docs/HARNESS.md).
     public var clock: ClockMode = .real

@@ -106,6 +106,7 @@ struct ConfigKey {
             .int("voices", 1...256, \.voices),
             .int("period_frames", 32...8192, \.periodFrames),
             .int("idle_stop_ms", 0...3_600_000, \.idleStopMs),
+            .int("realtime_priority", 0...99, \.realtimePriority),
             .choice("clock", \.clock),
             ConfigKey(name: "capture", read: { v, c throws(ConfigError) in c.capturePath = try v.path() },
                       show: { $0.capturePath.map(JSON.string) ?? .null }),

@@ -54,11 +54,14 @@ extension Server {
         do { _ = try sink.stopCapture() } catch { Log.error("The capture could not be written", ["error": "\(error)"]) }
     }
 
-    /// Broadcasts `sound.played` for each voice the audio thread reported started.
+    /// Broadcasts `sound.played` for each voice the audio thread reported started, and
+    /// `sound.failed` for each accepted voice that was not heard intact.
     func publishSoundReports() {
-        audio.drainReports { voice, name, frame in
+        audio.drainReports({ voice, name, frame in
             broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name), "frame": .int(frame)])))
-        }
+        }, failed: { voice, name, reason in
+            broadcast(Event("sound.failed", .obj(["voice": .int(voice), "name": .string(name), "reason": .string(reason)])))
+        })
     }
 }
 

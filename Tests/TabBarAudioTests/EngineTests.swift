@@ -164,6 +164,8 @@ final class FlakySink: AudioSink, @unchecked Sendable {
         }
         #expect(collectReports(engine, count: 1).count == 1)
         #expect(logs.contains(.error, "audio device unavailable device=flaky reason=\"No such device\""))
-        #expect(logs.contains(.info, "audio device open device=flaky"))
+        // Recovery is logged and clears last_error.
+        #expect(logs.contains(.notice, "audio device open again device=flaky"))
+        #expect(engine.statsJSON()["last_error"] == .null)
     }
 }

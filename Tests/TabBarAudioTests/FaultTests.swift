@@ -47,16 +47,24 @@ import Testing
         #expect(logs.contains(.error, "audio device failed device=fault reason=\"\(FaultSink.lostReason)\""))
         // The voices cut by the loss hand their sounds back to the state loop at once
         // (reportFD readable), so a reload never keeps a replaced sound alive.
-        #expect(waitReadable(engine.reportFD, seconds: 2), "no report after the loss")
+        // Each voice the loss cut is reported failed (sound.failed), naming the device's reason.
+        let failed = collectReports(engine, count: 2).filter { $0.failure != nil }
+        #expect(Set(failed.map(\.voice)) == [l, c])
+        #expect(failed.allSatisfy { $0.failure == "the audio device was lost before the sound was played: \(FaultSink.lostReason)" })
+        #expect(engine.statsJSON()["voices_failed"]?.intValue == 2)
+        #expect(logs.contains(.warning, "sound failed voice="))
         engine.drainReports { _ in }
         #expect(isKnownUniquelyReferenced(&long), "the engine still holds the cut voice's sound")
 
-        // Re-opened with back-off (0.25 s, then 0.5 s, …) while the device stays away.
-        #expect(eventually(seconds: 5) { sink.snapshot.openAttempts.count >= 3 })
+        // Re-opened soon because a client asked for a sound (the refused play above), then
+        // with back-off (0.25 s, then 0.5 s, …) while nobody asks and the device stays away.
+        #expect(eventually(seconds: 5) { sink.snapshot.openAttempts.count >= 4 })
         let attempts = sink.snapshot.openAttempts
-        let first = Double(attempts[1] &- unpluggedAt) / 1e9
-        let second = Double(attempts[2] &- attempts[1]) / 1e9
-        #expect(first >= 0.2, "first retry after \(first) s")
+        let asked = Double(attempts[1] &- unpluggedAt) / 1e9
+        let first = Double(attempts[2] &- attempts[1]) / 1e9
+        let second = Double(attempts[3] &- attempts[2]) / 1e9
+        #expect(asked < 0.25, "retry after a refused play came after \(asked) s")
+        #expect(first >= 0.2, "first unasked retry after \(first) s")
         #expect(second >= 0.45 && second > first, "second retry after \(second) s, first \(first) s")
         stats = engine.statsJSON()
         #expect(stats["open_failures"]?.intValue ?? 0 >= 2)
@@ -89,8 +97,12 @@ import Testing
         #expect(eventually { engine.deviceState == "idle" })
 
         sink.unplug()
-        // The engine cannot know before it touches the device: this click is accepted, then dropped.
-        #expect(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())) != nil)
+        // The engine cannot know before it touches the device: this click is accepted, then
+        // reported failed (never silently lost).
+        let lost = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
+        let failed = collectReports(engine, count: 1)
+        #expect(failed.map(\.voice) == [lost])
+        #expect(failed.first?.failure?.hasPrefix("the audio device was lost") == true)
         #expect(eventually { engine.deviceState == "unavailable: \(FaultSink.lostReason)" })
         #expect(engine.statsJSON()["errors"]?.intValue == 1)
 
@@ -115,6 +127,11 @@ import Testing
 
         sink.injectXrun()
         #expect(eventually { engine.statsJSON()["xruns"]?.intValue == 1 })
+        // The long sound was sounding: the underrun cut it, and that is reported once.
+        let cut = collectReports(engine, count: 1)
+        #expect(cut.map(\.voice) == [l])
+        #expect(cut.first?.failure?.hasPrefix("an underrun") == true)
+        #expect(engine.statsJSON()["voices_failed"]?.intValue == 1)
         let after = sink.snapshot.totalWritten
         #expect(eventually { sink.snapshot.totalWritten > after + 4800 }, "the stream goes on after the xrun")
         #expect(engine.deviceState == "playing")

@@ -1,0 +1,173 @@
+import Glibc
+
+/// The running stream: how much is queued, when the queue is dropped, what is written.
+///
+/// The queue is kept at what the device takes at once (`RunState.pull`, learned from how the
+/// queue shrinks; a sound server takes one quantum a cycle) plus one period, no more: a voice
+/// that arrives while others sound waits behind at most that. Once the last voice has left
+/// the queue, the silence behind it is dropped (`AudioSink.standby`), so a new voice is the
+/// next thing the device takes — in steady use as after idle.
+extension AudioEngine {
+    /// One step of the running stream: write what is due, or sleep until it is.
+    func runOnce() throws -> Step {
+        let period = sink.periodFrames
+        let clock = sink.clockPaced
+        takeCommands()
+        var queued = try sink.queuedFrames()
+        let now = monotonicNanos()
+        counters.wakeups.add(1, ordering: .relaxed)
+        if queued < run.lastQueued {
+            run.progressAt = now
+            run.everProgressed = true
+            if !clock {
+                run.runMaxStep = max(run.runMaxStep, run.lastQueued - queued)
+                run.steps += 1
+            }
+        }
+        run.lastQueued = queued
+        let played = streamFrames - Int64(queued)
+        releasePlayed(upTo: played)
+
+        var hasNew = false, sounding = false
+        for v in mixer.voices where v.active {
+            if v.reported { sounding = true } else { hasNew = true }
+        }
+        // Only silence would follow the last voice: write none and let the queue run out
+        // (its underrun is expected, not counted), then drop into standby — the next voice
+        // is then the first thing the device takes.
+        let draining = !sounding && sink.canStandby && played >= run.audibleEnd
+        if draining {
+            if sink.xruns != run.xruns { run.xruns = sink.xruns }
+            // A PCM that never reports an empty queue (PulseAudio's plugin keeps a few frames
+            // in hand) counts as run out once those stay put for two pulls.
+            if queued != run.drainQueued { run.drainQueued = queued; run.drainSince = now }
+            let rate = UInt64(max(sink.format.rate, 1))
+            let stuck = queued <= period && now &- run.drainSince > UInt64(2 * max(run.pull, period)) * 1_000_000_000 / rate
+            if !hasNew && (queued == 0 || stuck || run.audibleEnd == 0) {
+                if sink.standby() {
+                    streamFrames = played
+                    run.lastQueued = 0
+                    run.progressAt = now
+                    return .standby
+                }
+            }
+        } else {
+            checkXruns(played: played)
+        }
+        // Sounds wait but the device takes nothing: a stalled stream (or one nobody linked).
+        if !sink.virtualTime && (hasNew || sounding || queued > 0) {
+            let rate = UInt64(max(sink.format.rate, 1))
+            let limit = run.everProgressed
+                ? max(UInt64(8 * max(run.pull, period)) * 1_000_000_000 / rate, 250_000_000)
+                : 1_500_000_000
+            if now &- run.progressAt > limit { return .stalled }
+        }
+
+        let target = max(run.pull, period) + period
+        let urgentChunk = max(min(period / 4, 64), 1)
+        let free = sink.bufferFrames - queued
+        if free > 0 && (hasNew || (!draining && queued < target)) {
+            var n = max(target - queued, 0)
+            if hasNew { n = max(n, urgentChunk) }
+            n = min(n, free)
+            if n > 0 {
+                try renderAndWrite(frames: n, queued: queued)
+                run.lastQueued = queued + n
+                return .running(monotonicNanos())
+            }
+        }
+        // A device-paced stream shrinks in steps (a server's cycle): look again twice a step.
+        let step = max(min(run.pull, period) / 2, 16)
+        let recheck: UInt64? = clock ? nil : UInt64(step) * 1_000_000_000 / UInt64(max(sink.format.rate, 1))
+        let woken = try sink.wait(lowWater: draining ? 0 : target - period, wakeFD: wakeFD, timeoutNanos: recheck)
+        if woken { resetWake() }
+        return .running(monotonicNanos())
+    }
+
+    /// Mixes `frames` frames and writes them; reports voices that start in them.
+    func renderAndWrite(frames: Int, queued: Int) throws {
+        guard frames > 0 else { return }
+        ensureMixCapacity(frames)
+        var nStarts = 0
+        let audible = mixer.activeCount > 0
+        for i in mixer.voices.indices where mixer.voices[i].active && !mixer.voices[i].reported {
+            mixer.voices[i].reported = true
+            let v = mixer.voices[i]
+            if nStarts < starts.count, let s = v.sound {
+                starts[nStarts] = (s, v.id, v.requestedAt)
+                nStarts += 1
+            }
+        }
+        var nEnds = 0
+        let endsBuf = ends
+        mixer.render(into: mixBuffer, frames: frames, master: masterGain) { v in
+            if let s = v.sound {
+                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id); nEnds += 1 } else { s.release() }
+            }
+        }
+        for i in 0..<nStarts {
+            let (s, id, _) = starts[i]
+            let v = mixer.voices.first { $0.id == id }
+            sink.voiceStarted(VoiceRecord(voice: id, name: s.takeUnretainedValue().name, start: streamFrames,
+                                          frames: s.takeUnretainedValue().frames, gain: (v?.gain ?? 1) * masterGain))
+        }
+        let t = monotonicNanos()
+        try sink.write(mixBuffer, frames: frames)
+        // What is still ahead of this chunk's first frame, the server's delay included (read
+        // after the write: a stream just started only then counts what its cycle still plays).
+        let ahead = nStarts > 0 ? max(((try? sink.delayFrames()) ?? (queued + frames)) - frames, 0) : 0
+        streamFrames += Int64(frames)
+        if audible { run.audibleEnd = streamFrames }
+        counters.chunks.add(1, ordering: .relaxed)
+        counters.frames.add(frames, ordering: .relaxed)
+        let rate = UInt64(max(sink.format.rate, 1))
+        var pushed = false
+        for i in 0..<nStarts {
+            let (s, id, requestedAt) = starts[i]
+            _ = s.retain()
+            let latency = t > requestedAt ? t - requestedAt : 0
+            let atSink = latency + UInt64(max(ahead, 0)) * 1_000_000_000 / rate
+            if reports.push(RawReport(kind: .started, sound: s, voice: id, latencyNs: latency, framesAhead: queued,
+                                      startFrame: streamFrames - Int64(frames), sinkLatencyNs: atSink)) {
+                pushed = true
+            } else {
+                s.release()
+                counters.reportsDropped.add(1, ordering: .relaxed)
+            }
+            counters.played.add(1, ordering: .relaxed)
+        }
+        for i in 0..<nEnds { keepUntilPlayed(ends[i].0, voice: ends[i].1, end: streamFrames); pushed = true }
+        if pushed { signalReports() }
+    }
+
+    /// Keeps a voice that was fully written until the device has played it.
+    func keepUntilPlayed(_ s: Unmanaged<Sound>, voice: UInt32, end: Int64) {
+        if tailCount == tail.count {
+            finishedReport(tail[0].0)
+            for i in 1..<tailCount { tail[i - 1] = tail[i] }
+            tailCount -= 1
+        }
+        tail[tailCount] = (s, voice, end)
+        tailCount += 1
+    }
+
+    /// Releases the voices the device has played (their last frame is behind `played`).
+    func releasePlayed(upTo played: Int64) {
+        var kept = 0
+        for i in 0..<tailCount {
+            if tail[i].2 <= played { finishedReport(tail[i].0) } else { tail[kept] = tail[i]; kept += 1 }
+        }
+        if kept != tailCount { tailCount = kept; signalReports() }
+    }
+
+    /// The device went away with these voices still queued: each is reported failed.
+    func failUnplayed(_ why: VoiceFailure) {
+        for i in 0..<tailCount {
+            let (s, voice, _) = tail[i]
+            _ = s.retain()
+            pushFailure(s, voice: voice, why)
+            finishedReport(s)
+        }
+        tailCount = 0
+    }
+}

@@ -1,0 +1,365 @@
+import CALSA
+import Glibc
+import Synchronization
+
+/// The audio thread's bookkeeping of the stream it feeds.
+struct RunState {
+    /// Frames the device takes at once (learned); the queue is kept at this plus one period.
+    var pull = 0
+    /// Largest drop of the queue between two looks during this run, and how many drops were seen.
+    var runMaxStep = 0
+    var steps = 0
+    /// Queue size after the last look or write.
+    var lastQueued = 0
+    /// Stream frame just after the last frame in which any voice sounded.
+    var audibleEnd: Int64 = 0
+    /// When the queue last shrank (or the stream started).
+    var progressAt: UInt64 = 0
+    /// Whether the stream ever made progress since the device was opened.
+    var everProgressed = false
+    /// The sink's xrun count at the last look.
+    var xruns = 0
+    /// Queue size and since when, while it runs out before standby.
+    var drainQueued = -1
+    var drainSince: UInt64 = 0
+    /// The sink's own measure of its pull last adopted.
+    var sinkPull = 0
+    /// Rate limit of failure log lines: when the last was written, and how many were held back.
+    var failLogAt: UInt64 = 0
+    var failLogHeld = 0
+}
+
+extension AudioEngine {
+    enum Mode { case unavailable, idle, standby, running }
+    enum Step { case running(UInt64), standby, stalled }
+
+    /// Longest back-off between attempts to open a missing device while nobody asks for sound.
+    static let maxBackoffNanos: UInt64 = 2_000_000_000
+    /// How soon a device is tried again once a client asked for a sound.
+    static let wantedRetryNanos: UInt64 = 100_000_000
+
+    func setState(_ s: String, reason: String = "") {
+        device.withLock { d in
+            d.state = s
+            d.reason = reason
+            if !reason.isEmpty { d.lastError = reason }
+            d.pacing = sink.pacing
+            d.periodFrames = sink.periodFrames
+            d.bufferFrames = sink.bufferFrames
+        }
+    }
+
+    /// Tries to open the sink; on success allocates the mix buffer for its buffer size.
+    @discardableResult
+    func openSink() -> Bool {
+        do {
+            try sink.open()
+            ensureMixCapacity(sink.bufferFrames)
+            streamFrames = 0
+            let clock = sink.clockPaced
+            run = RunState(pull: clock ? sink.periodFrames : max(initialPullFrames, sink.periodFrames))
+            run.xruns = sink.xruns
+            counters.pullFrames.store(run.pull, ordering: .relaxed)
+            let recovered = device.withLock { d -> Bool in
+                let was = !d.lastError.isEmpty
+                d.lastError = ""
+                return was
+            }
+            setState("idle")
+            available.store(true, ordering: .releasing)
+            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(sink.deviceName) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing)")
+            return true
+        } catch {
+            let reason = (error as? AudioError)?.reason ?? "\(error)"
+            counters.openFailures.add(1, ordering: .relaxed)
+            let same = device.withLock { $0.lastError == reason }
+            setState("unavailable", reason: reason)
+            available.store(false, ordering: .releasing)
+            // One line per new reason: a retry loop does not flood the log.
+            if !same { log(.error, "audio device unavailable device=\(sink.deviceName) reason=\"\(reason)\"") }
+            return false
+        }
+    }
+
+    /// Lets the sink measure the device (audio thread), then sizes the queue by what it found.
+    func settleSink() {
+        sink.settle()
+        if sink.pullFrames > 0 {
+            run.pull = max(sink.pullFrames, 1)
+            run.sinkPull = sink.pullFrames
+            counters.pullFrames.store(run.pull, ordering: .relaxed)
+        }
+    }
+
+    func ensureMixCapacity(_ frames: Int) {
+        let need = max(frames * sink.format.channels, 1)
+        guard need > mixCapacity else { return }
+        mixBuffer.deallocate()
+        mixBuffer = .allocate(capacity: need)
+        mixCapacity = need
+    }
+
+    func threadMain() {
+        var all = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_BLOCK, &all, nil)
+        tabbard_set_thread_name("tabbard-audio")
+        tid.store(Int32(truncatingIfNeeded: tabbard_gettid()), ordering: .releasing)
+        Realtime.request(priority: realtimePriority, log: log)
+        var mode: Mode = available.load(ordering: .acquiring) ? .idle : .unavailable
+        if mode == .idle { settleSink() }
+        var backoff: UInt64 = 250_000_000
+        var lastAttempt = monotonicNanos()
+        var lastSound: UInt64 = 0
+        let idleNs = UInt64(max(idleTimeout, 0) * 1e9)
+
+        var stopDeadline: UInt64 = 0
+        while true {
+            if stopping.load(ordering: .acquiring) {
+                // Shutting down: voices already playing finish (bounded), then the stream drains.
+                if mode != .running { break }
+                let now = monotonicNanos()
+                if stopDeadline == 0 { stopDeadline = now + UInt64(shutdownGrace * 1e9) }
+                if mixer.activeCount == 0 || now >= stopDeadline { break }
+            }
+            switch mode {
+            case .unavailable:
+                let asked = wantedAt.load(ordering: .relaxed) > lastAttempt
+                let gap = asked ? AudioEngine.wantedRetryNanos : backoff
+                let since = monotonicNanos() &- lastAttempt
+                if since < gap {
+                    if pollReadable(wakeFD, timeoutNanos: gap - since) { resetWake() }
+                    dropCommands(.deviceLost)
+                    continue
+                }
+                dropCommands(.deviceLost)
+                if stopping.load(ordering: .acquiring) { break }
+                lastAttempt = monotonicNanos()
+                if openSink() {
+                    settleSink()
+                    mode = .idle
+                    backoff = 250_000_000
+                } else {
+                    backoff = asked ? 250_000_000 : min(backoff * 2, AudioEngine.maxBackoffNanos)
+                }
+            case .idle, .standby:
+                resetWake()
+                takeCommands()
+                if mixer.activeCount > 0 {
+                    do {
+                        // From standby too: a sink may do its work there (the fallback retries its device).
+                        try sink.start()
+                        streamFrames += sink.silentFrames()  // a sink that kept time while stopped
+                        if mode == .idle { counters.streamStarts.add(1, ordering: .relaxed) }
+                        if sink.pullFrames > 0 && sink.pullFrames != run.sinkPull {
+                            run.sinkPull = sink.pullFrames
+                            run.pull = sink.pullFrames
+                            counters.pullFrames.store(run.pull, ordering: .relaxed)
+                        }
+                        setState("playing")
+                        mode = .running
+                        lastSound = monotonicNanos()
+                        run.progressAt = lastSound
+                        run.lastQueued = 0
+                    } catch {
+                        mode = deviceFailed(error, .deviceLost)
+                    }
+                } else if stopping.load(ordering: .acquiring) {
+                    continue
+                } else if mode == .idle {
+                    _ = pollReadable(wakeFD, timeoutNanos: nil)
+                } else {
+                    let quiet = monotonicNanos() &- lastSound
+                    if quiet >= idleNs {
+                        stopStream()
+                        mode = .idle
+                    } else {
+                        _ = pollReadable(wakeFD, timeoutNanos: idleNs - quiet)
+                    }
+                }
+            case .running:
+                do {
+                    switch try runOnce() {
+                    case .running(let now):
+                        if mixer.activeCount > 0 { lastSound = now }
+                        else if now &- lastSound >= idleNs {
+                            stopStream()
+                            mode = .idle
+                        }
+                    case .standby:
+                        counters.standbys.add(1, ordering: .relaxed)
+                        setState("standby")
+                        mode = .standby
+                    case .stalled:
+                        mode = streamStalled()
+                        lastAttempt = 0
+                    }
+                } catch {
+                    mode = deviceFailed(error, .deviceLost)
+                }
+            }
+        }
+        if mode == .running || mode == .standby {
+            stopStream()
+        }
+        if mode != .unavailable { sink.close() }
+        releasePlayed(upTo: Int64.max)
+        publishXruns()
+        dropCommands(.shutdown)
+        for i in mixer.voices.indices where mixer.voices[i].active {
+            if !mixer.voices[i].reported { failVoice(i, .shutdown) }
+            mixer.voices[i].active = false
+            if let s = mixer.voices[i].sound { finishedReport(s) }
+            mixer.voices[i].sound = nil
+        }
+        signalReports()
+    }
+
+    private func stopStream() {
+        sink.stop()
+        releasePlayed(upTo: Int64.max)
+        counters.streamStops.add(1, ordering: .relaxed)
+        learnPull()
+        publishXruns()
+        setState("idle")
+    }
+
+    /// What this run taught about the device's pull becomes the next run's queue size.
+    private func learnPull() {
+        if run.steps >= 3 {
+            run.pull = max(run.runMaxStep, sink.periodFrames / 2, 1)
+            counters.pullFrames.store(run.pull, ordering: .relaxed)
+        }
+        run.runMaxStep = 0
+        run.steps = 0
+    }
+
+    /// The device failed: every voice it had is reported failed, and it is reopened later.
+    func deviceFailed(_ error: Error, _ why: VoiceFailure) -> Mode {
+        let reason = (error as? AudioError)?.reason ?? "\(error)"
+        counters.errors.add(1, ordering: .relaxed)
+        log(.error, "audio device failed device=\(sink.deviceName) reason=\"\(reason)\"")
+        // The reason first: the voices' reports name it, and `play` never sees "unavailable" with a stale state.
+        device.withLock { $0.lastError = reason }
+        closeWithVoices(why)
+        setState("unavailable", reason: reason)
+        available.store(false, ordering: .releasing)
+        return .unavailable
+    }
+
+    /// Nothing left the queue for several periods while sounds waited: reopen the device.
+    private func streamStalled() -> Mode {
+        let why: VoiceFailure = run.everProgressed ? .stalled : .neverLinked
+        counters.stalls.add(1, ordering: .relaxed)
+        let ms = (monotonicNanos() &- run.progressAt) / 1_000_000
+        log(.warning, "audio stream made no progress for \(ms) ms while sounds waited; reopening device=\(sink.deviceName) reason=\"\(why.text(device: ""))\"")
+        sink.stop()
+        closeWithVoices(why)
+        setState("unavailable", reason: why.text(device: ""))
+        available.store(false, ordering: .releasing)
+        return .unavailable
+    }
+
+    private func closeWithVoices(_ why: VoiceFailure) {
+        sink.close()
+        failUnplayed(why)
+        for i in mixer.voices.indices where mixer.voices[i].active {
+            failVoice(i, why)
+            mixer.voices[i].active = false
+            if let s = mixer.voices[i].sound { finishedReport(s) }
+            mixer.voices[i].sound = nil
+        }
+        dropCommands(why)
+        publishXruns()
+        signalReports()
+    }
+
+    func publishXruns() {
+        let x = sink.xruns
+        if x > run.xruns { counters.xruns.add(x - run.xruns, ordering: .relaxed) }
+        run.xruns = x
+    }
+
+    /// An underrun while voices sounded damaged them: report each once, and queue more from now on.
+    func checkXruns(played: Int64) {
+        let x = sink.xruns
+        guard x != run.xruns else { return }
+        publishXruns()
+        guard played < run.audibleEnd || mixer.activeCount > 0 else { return }
+        for i in mixer.voices.indices where mixer.voices[i].active && mixer.voices[i].reported {
+            failVoice(i, .xrun)
+        }
+        if !sink.clockPaced {
+            run.pull = min(max(run.pull * 2, sink.periodFrames), sink.bufferFrames / 2)
+            counters.pullFrames.store(run.pull, ordering: .relaxed)
+        }
+        signalReports()
+    }
+
+    func resetWake() {
+        var v: UInt64 = 0
+        _ = Glibc.read(wakeFD, &v, 8)
+    }
+
+    /// Moves queued requests into the voice pool.
+    func takeCommands() {
+        while let c = commands.pop() {
+            let (stolen, faded) = mixer.add(c)
+            if let s = stolen {
+                counters.stolen.add(1, ordering: .relaxed)
+                finishedReport(s)
+            }
+            if faded > 0 { counters.restarted.add(faded, ordering: .relaxed) }
+        }
+    }
+
+    /// Requests that were accepted but can no longer be played are reported failed.
+    func dropCommands(_ why: VoiceFailure) {
+        var dropped = false
+        while let c = commands.pop() {
+            pushFailure(c.sound, voice: c.voice, why)
+            dropped = true
+        }
+        if dropped { signalReports() }
+    }
+
+    /// Reports voice `i` failed (once per voice).
+    func failVoice(_ i: Int, _ why: VoiceFailure) {
+        guard !mixer.voices[i].failed, let s = mixer.voices[i].sound else { return }
+        mixer.voices[i].failed = true
+        _ = s.retain()
+        pushFailure(s, voice: mixer.voices[i].id, why)
+    }
+
+    /// Hands `sound` (one retain) to the state loop as a failed voice, and logs (rate-limited).
+    func pushFailure(_ s: Unmanaged<Sound>, voice: UInt32, _ why: VoiceFailure) {
+        counters.failed.add(1, ordering: .relaxed)
+        let name = s.takeUnretainedValue().name
+        if !reports.push(RawReport(kind: .failed, sound: s, voice: voice, latencyNs: 0, framesAhead: 0, startFrame: 0, failure: why)) {
+            s.release()
+            counters.reportsDropped.add(1, ordering: .relaxed)
+        }
+        let now = monotonicNanos()
+        if now &- run.failLogAt >= 1_000_000_000 {
+            let held = run.failLogHeld > 0 ? " (and \(run.failLogHeld) more since the last report)" : ""
+            log(.warning, "sound failed voice=\(voice) name=\(name) reason=\"\(why.text(device: device.withLock { $0.lastError }))\"\(held)")
+            run.failLogAt = now
+            run.failLogHeld = 0
+        } else {
+            run.failLogHeld += 1
+        }
+    }
+
+    /// Makes `reportFD` readable so the state loop drains (and releases) what was pushed.
+    func signalReports() {
+        var one: UInt64 = 1
+        _ = Glibc.write(reportEventFD, &one, 8)
+    }
+
+    /// Hands a sound reference back to the state loop to release (or releases it here).
+    func finishedReport(_ s: Unmanaged<Sound>) {
+        if !reports.push(RawReport(kind: .finished, sound: s, voice: 0, latencyNs: 0, framesAhead: 0, startFrame: 0)) {
+            s.release()
+        }
+    }
+}

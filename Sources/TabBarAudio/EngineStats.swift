@@ -1,0 +1,84 @@
+import Synchronization
+import TabBarCore
+
+/// The last `AudioEngine.latencyWindow` latencies (ns) and the largest ever seen.
+struct LatencyWindow {
+    private(set) var values: [UInt64] = []
+    private var next = 0
+    private(set) var max: UInt64 = 0
+    private(set) var count = 0
+
+    mutating func add(_ v: UInt64) {
+        if values.count < AudioEngine.latencyWindow { values.append(v) } else { values[next] = v }
+        next = (next + 1) % AudioEngine.latencyWindow
+        max = Swift.max(max, v)
+        count += 1
+    }
+}
+
+extension AudioEngine {
+    /// Counters and latency figures (latencies in µs over the last `latencyWindow` voices).
+    ///
+    /// `latency_*_us`: request read → first frame handed to the sink (`snd_pcm_writei`).
+    /// `sink_latency_*_us`: request read → first frame estimated at the listener (the write
+    /// time plus `snd_pcm_delay`, which includes a sound server's delay). See docs/AUDIO.md.
+    public func statsJSON() -> JSON {
+        let d = device.withLock { $0 }
+        let (lat, sinkLat, ahead) = producer.withLock { ($0.latencies, $0.sinkLatencies, $0.aheads) }
+        func pct<T: BinaryInteger>(_ a: [T], _ p: Double) -> JSON {
+            guard !a.isEmpty else { return .null }
+            let i = min(a.count - 1, Int((p * Double(a.count - 1)).rounded()))
+            return .double(Double(a[i]))
+        }
+        func us(_ v: JSON) -> JSON {
+            if case .number(let t) = v, let x = Double(t) { return .double((x / 10).rounded() / 100) }
+            return .null
+        }
+        let sorted = lat.values.sorted()
+        let sinkSorted = sinkLat.values.sorted()
+        let aheadSorted = ahead.sorted()
+        let fmt = sink.format
+        let periodUs = Double(d.periodFrames) * 1e6 / Double(max(fmt.rate, 1))
+        var m: [JSON.Member] = []
+        func add(_ k: String, _ v: JSON) { m.append(JSON.Member(k, v)) }
+        func count(_ k: String, _ a: borrowing Atomic<Int>) { add(k, .int(a.load(ordering: .relaxed))) }
+        add("device", .string(sink.deviceName))
+        add("state", .string(deviceState))
+        add("pacing", .string(d.pacing))
+        add("rate", .int(fmt.rate))
+        add("channels", .int(fmt.channels))
+        add("period_frames", .int(d.periodFrames))
+        add("period_us", .double((periodUs * 10).rounded() / 10))
+        add("buffer_frames", .int(d.bufferFrames))
+        count("pull_frames", counters.pullFrames)
+        add("voices", .int(voiceCount))
+        add("sounds", .int(bank.sounds.count))
+        count("voices_played", counters.played)
+        count("voices_failed", counters.failed)
+        count("voices_stolen", counters.stolen)
+        count("voices_restarted", counters.restarted)
+        count("queue_full", counters.queueFull)
+        count("reports_dropped", counters.reportsDropped)
+        add("latency_samples", .int(min(lat.count, AudioEngine.latencyWindow)))
+        add("latency_p50_us", us(pct(sorted, 0.5)))
+        add("latency_p99_us", us(pct(sorted, 0.99)))
+        add("latency_max_us", lat.count > 0 ? .double((Double(lat.max) / 10).rounded() / 100) : .null)
+        add("sink_latency_p50_us", us(pct(sinkSorted, 0.5)))
+        add("sink_latency_p99_us", us(pct(sinkSorted, 0.99)))
+        add("sink_latency_max_us", sinkLat.count > 0 ? .double((Double(sinkLat.max) / 10).rounded() / 100) : .null)
+        add("frames_ahead_p50", pct(aheadSorted, 0.5))
+        add("frames_ahead_max", aheadSorted.last.map { JSON.int($0) } ?? .null)
+        count("xruns", counters.xruns)
+        count("stream_starts", counters.streamStarts)
+        count("stream_stops", counters.streamStops)
+        count("standbys", counters.standbys)
+        count("stalls", counters.stalls)
+        count("wakeups", counters.wakeups)
+        count("chunks_written", counters.chunks)
+        count("frames_written", counters.frames)
+        count("errors", counters.errors)
+        count("open_failures", counters.openFailures)
+        add("last_error", d.lastError.isEmpty ? .null : .string(d.lastError))
+        return .object(m)
+    }
+}

@@ -1,0 +1,100 @@
+import Glibc
+
+/// `--audio auto`: plays through the real device (`primary`) when it opens, else into a
+/// stand-in (the null sink) — and keeps trying the real device at every stream start
+/// (at most every `retryInterval`), switching over as soon as it opens. One log line each
+/// way. The engine sees one sink; its format is the primary's.
+public final class FallbackSink: AudioSink, @unchecked Sendable {
+    public let primary: AudioSink
+    public let standin: AudioSink
+    /// Seconds between two attempts to open the real device while the stand-in plays.
+    public var retryInterval: Double = 0.25
+    private let log: AudioLog
+    private var lastTry: UInt64 = 0
+    private var onStandin = false
+    private var standinOpen = false
+    private var everOpened = false
+    /// Why the real device did not open (empty while it plays).
+    public private(set) var primaryProblem = ""
+
+    public init(primary: AudioSink, standin: AudioSink, log: @escaping AudioLog) {
+        self.primary = primary
+        self.standin = standin
+        self.log = log
+    }
+
+    /// Whether sounds currently go to the stand-in (they are not heard).
+    public var usingStandin: Bool { onStandin }
+    private var current: AudioSink { onStandin ? standin : primary }
+
+    public var format: PCMFormat { primary.format }
+    public var periodFrames: Int { current.periodFrames }
+    public var bufferFrames: Int { current.bufferFrames }
+    public var deviceName: String { current.deviceName }
+    public var pacing: String { current.pacing }
+    public var xruns: Int { current.xruns }
+    public var pullFrames: Int { current.pullFrames }
+
+    public func open() throws {
+        if tryPrimary() { return }
+        if !standinOpen {
+            try standin.open()
+            standinOpen = true
+        }
+    }
+
+    /// Opens the real device; on success leaves the stand-in. Logs each switch once.
+    private func tryPrimary() -> Bool {
+        lastTry = monotonicNanos()
+        do {
+            try primary.open()
+            if onStandin || !everOpened && !primaryProblem.isEmpty {
+                log(.notice, "audio device \(primary.deviceName) opened; sounds are heard again (leaving the null sink)")
+            }
+            if standinOpen { standin.close(); standinOpen = false }
+            onStandin = false
+            everOpened = true
+            primaryProblem = ""
+            return true
+        } catch {
+            let reason = (error as? AudioError)?.reason ?? "\(error)"
+            if !onStandin {
+                log(.warning, "ALSA device \"\(primary.deviceName)\" cannot be opened (\(reason)); playing into the null sink, so sounds are silent until it opens (it is tried again at every sound)")
+            }
+            primaryProblem = reason
+            onStandin = true
+            return false
+        }
+    }
+
+    public func start() throws {
+        if onStandin && monotonicNanos() &- lastTry >= UInt64(retryInterval * 1e9) {
+            if tryPrimary() { primary.settle() }
+        }
+        try current.start()
+    }
+
+    public func queuedFrames() throws -> Int { try current.queuedFrames() }
+    public func delayFrames() throws -> Int { try current.delayFrames() }
+    public func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
+        try current.wait(lowWater: lowWater, wakeFD: wakeFD, timeoutNanos: timeoutNanos)
+    }
+    public func write(_ samples: UnsafePointer<Float>, frames: Int) throws { try current.write(samples, frames: frames) }
+    /// On the stand-in the queue is simply forgotten: the next `start` tries the real device.
+    public func standby() -> Bool {
+        if onStandin { standin.stop(); return true }
+        return primary.standby()
+    }
+    public var canStandby: Bool { onStandin || primary.canStandby }
+    public func settle() { current.settle() }
+    public func stop() { current.stop() }
+    public func close() {
+        if onStandin {
+            standin.close()
+            standinOpen = false
+        } else {
+            primary.close()
+        }
+    }
+    public func voiceStarted(_ record: VoiceRecord) { current.voiceStarted(record) }
+}

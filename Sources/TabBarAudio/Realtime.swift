@@ -1,0 +1,55 @@
+import CALSA
+import CSystemd
+import Glibc
+
+/// Puts the calling thread under SCHED_FIFO: directly where RLIMIT_RTPRIO (or CAP_SYS_NICE)
+/// allows it, else through RTKit on the system bus, else it stays at normal priority with
+/// one warning.
+public enum Realtime {
+    /// PipeWire's own client threads run SCHED_FIFO 83 (its `rt.prio`, below the server's 88).
+    public static let defaultPriority: Int32 = 83
+
+    /// What `request` achieved, for logs and tests.
+    public enum Outcome: Equatable, Sendable {
+        case off
+        case direct(priority: Int32)
+        case rtkit(priority: Int32)
+        case refused(String)
+    }
+
+    /// Asks for SCHED_FIFO at `priority` (0 = off) for the calling thread, and logs the outcome.
+    @discardableResult
+    public static func request(priority: Int32, log: AudioLog) -> Outcome {
+        guard priority > 0 else { return .off }
+        let outcome = apply(priority: priority)
+        switch outcome {
+        case .off: break
+        case .direct(let p): log(.info, "audio thread runs SCHED_FIFO priority=\(p)")
+        case .rtkit(let p): log(.info, "audio thread runs SCHED_FIFO priority=\(p) (granted by RTKit)")
+        case .refused(let why):
+            log(.warning, "audio thread stays at normal priority (realtime_priority \(priority) refused: \(why)); clicks may break up under heavy load")
+        }
+        return outcome
+    }
+
+    static func apply(priority: Int32) -> Outcome {
+        let lo = sched_get_priority_min(SCHED_FIFO), hi = sched_get_priority_max(SCHED_FIFO)
+        var want = min(max(priority, lo), hi)
+        // An unprivileged process may go up to its RLIMIT_RTPRIO.
+        let lim = tabbard_rtprio_limit()
+        if getuid() != 0, lim > 0, lim < Int(want) { want = Int32(lim) }
+        var param = sched_param(sched_priority: want)
+        let r = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &param)
+        if r == 0 { return .direct(priority: want) }
+        let direct = r == EPERM ? "EPERM" : String(cString: strerror(r))
+        // RTKit lives on the system bus; without one (a container, a sandbox) do not even try.
+        let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil || access("/run/dbus/system_bus_socket", F_OK) == 0
+        guard bus else { return .refused("sched_setscheduler \(direct); RTKit: no system bus") }
+        // RTKit insists on a bounded RLIMIT_RTTIME (a runaway realtime thread gets SIGXCPU).
+        _ = tabbard_bound_rttime(200_000)
+        var why = [CChar](repeating: 0, count: 256)
+        let granted = tabbard_rtkit_make_realtime(UInt64(tabbard_gettid()), priority, &why, Int32(why.count))
+        if granted > 0 { return .rtkit(priority: granted) }
+        return .refused("sched_setscheduler \(direct); \(String(cString: why))")
+    }
+}

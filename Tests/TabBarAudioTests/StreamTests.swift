@@ -1,0 +1,193 @@
+import Glibc
+import Synchronization
+import Testing
+@testable import TabBarAudio
+
+/// A clock-paced sink that supports `standby` (like `AlsaSink`) and counts the calls.
+final class StandbySink: AudioSink, @unchecked Sendable {
+    let format = PCMFormat.standard
+    let periodFrames = 128
+    let bufferFrames = 4096
+    var deviceName: String { "standby" }
+    var pacing: String { "clock" }
+    var xruns: Int { pacer.underruns }
+    var canStandby: Bool { true }
+    private var pacer = ClockPacer(rate: 48000)
+    private let counts = Mutex((standbys: 0, starts: 0))
+    var standbys: Int { counts.withLock { $0.standbys } }
+    func open() throws {}
+    func start() throws { counts.withLock { $0.starts += 1 } }
+    func queuedFrames() throws -> Int { pacer.queued() }
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
+        var t = pacer.nanosUntil(queued: lowWater)
+        if let limit = timeoutNanos { t = min(t, limit) }
+        return pollReadable(wakeFD, timeoutNanos: t)
+    }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { pacer.wrote(frames) }
+    func standby() -> Bool {
+        pacer.reset()
+        counts.withLock { $0.standbys += 1 }
+        return true
+    }
+    func stop() {}
+    func close() {}
+}
+
+/// A device-paced sink that accepts writes but never plays them (a stream nobody linked).
+final class StallSink: AudioSink, @unchecked Sendable {
+    let format = PCMFormat.standard
+    let periodFrames = 128
+    let bufferFrames = 4096
+    var deviceName: String { "stall" }
+    var pacing: String { "device" }
+    var xruns: Int { 0 }
+    private let queued = Mutex(0)
+    private(set) var opens = 0
+    func open() throws { opens += 1; queued.withLock { $0 = 0 } }
+    func start() throws {}
+    func queuedFrames() throws -> Int { queued.withLock { $0 } }
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
+        pollReadable(wakeFD, timeoutNanos: timeoutNanos ?? 10_000_000)
+    }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { queued.withLock { $0 += frames } }
+    func stop() {}
+    func close() {}
+}
+
+@Suite(.serialized) struct StreamTests {
+    private func tone(_ name: String, seconds: Double) -> Sound {
+        Sound(name: name, samples: [Float](repeating: 0.05, count: Int(seconds * 48000) * 2), format: .standard)
+    }
+
+    @Test func aClickAfterTheLastVoiceIsNotQueuedBehindSilence() throws {
+        let sink = StandbySink()
+        // Shorter than one write (period + pull = 256 frames): no real underrun can cut it, so
+        // any xrun counted would be the expected run-out before standby.
+        let click = tone("click", seconds: 0.004)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 1).count == 1)
+        // Once the click has played the engine writes no silence after it: the queue runs
+        // out and the stream waits prepared (well before the 2 s idle stop).
+        #expect(eventually { engine.deviceState == "standby" })
+        #expect(sink.standbys == 1)
+        // The next click is the first thing the device takes: nothing queued ahead of it.
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        let r = collectReports(engine, count: 1)
+        #expect(r.first?.framesAhead == 0)
+        #expect(r.first?.failure == nil)
+        let stats = engine.statsJSON()
+        #expect(stats["xruns"]?.intValue == 0, "the queue running out before standby is no xrun")
+        #expect(stats["stream_starts"]?.intValue == 1)
+        #expect(stats["standbys"]?.intValue ?? 0 >= 1)
+    }
+
+    @Test func theAtSinkEstimateCountsWhatIsQueuedAhead() throws {
+        let sink = NullSink(format: .standard, periodFrames: 256)
+        let long = tone("long", seconds: 0.5), click = tone("click", seconds: 0.01)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long, click]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        _ = engine.play(long, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 1).count == 1)
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        let r = try #require(collectReports(engine, count: 1).first)
+        // Behind the long sound's queued frames: heard later than it was written, by about that much.
+        #expect(r.framesAhead > 0)
+        let aheadNs = UInt64(r.framesAhead) * 1_000_000_000 / 48000
+        #expect(r.sinkLatencyNs >= r.latencyNs + aheadNs / 2)
+        let stats = engine.statsJSON()
+        #expect(stats["sink_latency_p50_us"]?.doubleValue ?? 0 > stats["latency_p50_us"]?.doubleValue ?? 0)
+    }
+
+    @Test func aStreamThatTakesNothingIsReopenedAndItsVoiceReported() throws {
+        let logs = LogCollector()
+        let sink = StallSink()
+        let click = tone("click", seconds: 0.01)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: logs.log)
+        try engine.start()
+        defer { engine.shutdown() }
+        guard case .started(let v) = engine.play(click, gain: 1, requestedAt: monotonicNanos()) else {
+            Issue.record("not accepted"); return
+        }
+        // Accepted, written, never played: reported (not silently lost), and the device reopened.
+        let reports = collectReports(engine, count: 2, seconds: 10)
+        let failed = reports.filter { $0.failure != nil }
+        #expect(failed.map(\.voice) == [v])
+        #expect(failed.first?.failure?.contains("no session manager linked the stream") == true)
+        #expect(logs.contains(.warning, "audio stream made no progress"))
+        #expect(eventually(seconds: 10) { sink.opens >= 2 })
+        let stats = engine.statsJSON()
+        #expect(stats["stalls"]?.intValue == 1)
+        #expect(stats["voices_failed"]?.intValue == 1)
+    }
+
+    @Test func autoPlaysIntoTheNullSinkAndSwitchesWhenTheDeviceOpens() throws {
+        let logs = LogCollector()
+        let device = FaultSink()
+        device.unplug()
+        let sink = FallbackSink(primary: device, standin: NullSink(), log: logs.log)
+        sink.retryInterval = 0
+        let click = tone("click", seconds: 0.01)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), idleTimeout: 0.05, log: logs.log)
+        try engine.start()
+        defer { engine.shutdown() }
+        #expect(engine.isAvailable, "the null sink stands in")
+        #expect(sink.usingStandin)
+        #expect(logs.contains(.warning, "playing into the null sink"))
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 1).count == 1)
+        #expect(device.snapshot.records.isEmpty)
+        #expect(eventually { engine.deviceState == "idle" || engine.deviceState == "standby" })
+
+        // The device appears: the next sound opens it and is written to it.
+        device.plug()
+        guard case .started(let v) = engine.play(click, gain: 1, requestedAt: monotonicNanos()) else {
+            Issue.record("not accepted"); return
+        }
+        #expect(collectReports(engine, count: 1).map(\.voice) == [v])
+        #expect(eventually { device.wasWritten(voice: v) })
+        #expect(!sink.usingStandin)
+        #expect(logs.contains(.notice, "sounds are heard again"))
+    }
+
+    @Test func openFailuresSayWhatIsTrue() {
+        #expect(AlsaSink.openReason("snd_pcm_open", -EHOSTDOWN).hasPrefix("the sound server is not running (snd_pcm_open: "))
+        #expect(AlsaSink.openReason("snd_pcm_open", -ECONNREFUSED).hasPrefix("the sound server is not running"))
+        #expect(AlsaSink.openReason("snd_pcm_open", -ENOENT).hasPrefix("no sound card (snd_pcm_open: "))
+        #expect(AlsaSink.openReason("snd_pcm_open", -EINVAL) == "snd_pcm_open: Invalid argument")
+    }
+
+    @Test func realtimeIsGrantedOrRefusedWithAReason() {
+        var outcome = Realtime.Outcome.off
+        var policy: Int32 = -1
+        let logs = LogCollector()
+        var t = pthread_t()
+        let box = Unmanaged.passRetained(Box { outcome = Realtime.request(priority: 10, log: logs.log); policy = sched_getscheduler(0) })
+        pthread_create(&t, nil, { arg in
+            let b = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
+            b.body()
+            return nil
+        }, box.toOpaque())
+        pthread_join(t, nil)
+        switch outcome {
+        case .direct(let p), .rtkit(let p):
+            #expect(p > 0)
+            #expect(policy & 0xff == SCHED_FIFO, "granted but the thread is not SCHED_FIFO")
+            #expect(logs.contains(.info, "audio thread runs SCHED_FIFO"))
+        case .refused(let why):
+            #expect(why.hasPrefix("sched_setscheduler "))
+            #expect(logs.contains(.warning, "audio thread stays at normal priority"))
+        case .off:
+            Issue.record("priority 10 was not asked for")
+        }
+        #expect(Realtime.request(priority: 0, log: logs.log) == .off)
+    }
+}
+
+final class Box: @unchecked Sendable {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+}
