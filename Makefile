@@ -16,7 +16,11 @@ TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 # Debian packages the build, the tests and the benchmarks use.
 APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
-BENCH_APT_PACKAGES = feedbackd dbus-daemon
+BENCH_APT_PACKAGES = feedbackd dbus-daemon libcanberra-dev
+# The real sound path (tests/pipewire, the bench's click at the sink): a private headless PipeWire,
+# PipeWire's and PulseAudio's ALSA plugins, the pulse clients, the probe's headers.
+PIPEWIRE_APT_PACKAGES = pipewire pipewire-bin pipewire-alsa wireplumber pipewire-pulse dbus-daemon pulseaudio-utils \
+  libpipewire-0.3-dev libasound2-plugins alsa-utils
 
 # $(call apt_install,PACKAGES): install those of PACKAGES that are missing (apt-get; sudo when not root)
 define apt_install
@@ -30,7 +34,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
+.PHONY: all deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-pipewire test-pipewire-min-quantum pipewire-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge clean
 
 all: build
 
@@ -50,7 +54,7 @@ run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
 ## test: every test — Swift unit and end-to-end tests, the contract client, the systemd units, a short fuzz run
-test: deps test-swift test-contract test-units test-sandbox fuzz-smoke
+test: deps test-swift test-contract test-units test-sandbox test-pipewire fuzz-smoke
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -68,6 +72,23 @@ test-sandbox:
 	$(SWIFT) build --product tabbard
 	$(SWIFT) build --product tabbarctl
 	bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
+
+## pipewire-deps: what the real sound path needs (PipeWire, WirePlumber, pipewire-pulse, the ALSA plugins)
+pipewire-deps: deps
+	$(call apt_install,$(PIPEWIRE_APT_PACKAGES))
+
+## test-pipewire: the real daemon through ALSA → PipeWire's ALSA plugin → a private headless PipeWire
+## (tests/pipewire/rig.sh): clicks bit-exact at the sink's monitor, server restart, `auto` switching over.
+PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
+  --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
+test-pipewire: pipewire-deps .build/bench/pwmonitor
+	$(SWIFT) build --product tabbard
+	$(PW_TEST)
+
+## test-pipewire-min-quantum: only the clicks at PipeWire's minimum quantum 1024 (issue 12, defect 1)
+test-pipewire-min-quantum: pipewire-deps .build/bench/pwmonitor
+	$(SWIFT) build --product tabbard
+	$(PW_TEST) MinQuantum1024
 
 install: release
 	install -d $(BINDIR) $(SHAREDIR)/sounds $(DOCDIR)
@@ -102,6 +123,11 @@ bench-deps: deps
 .build/bench/floor: bench/floor/floor.c
 	@mkdir -p $(@D)
 	$(BENCH_CC) -o $@ $<
+
+# The at-the-sink probe: a capture stream on the null sink's monitor (bench/pwmonitor/pwmonitor.c).
+.build/bench/pwmonitor: bench/pwmonitor/pwmonitor.c | pipewire-deps
+	@mkdir -p $(@D)
+	$(BENCH_CC) -o $@ $< $$(pkg-config --cflags --libs libpipewire-0.3)
 
 .build/bench/libclickshim.so: bench/preload/clickshim.c
 	@mkdir -p $(@D)
