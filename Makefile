@@ -67,11 +67,13 @@ test-contract:
 test-units:
 	bash systemd/check-units.sh
 
-## test-sandbox: the real daemon inside the system unit's sandbox (needs root; says SKIP otherwise)
+## test-sandbox: the real daemon inside the system unit's sandbox (needs root; says SKIP otherwise), with the
+## machine's ALSA configuration and with a plain one (as without pipewire-alsa)
 test-sandbox:
 	$(SWIFT) build --product tabbard
 	$(SWIFT) build --product tabbarctl
 	bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
+	SANDBOX_ALSA=plain bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
 
 ## pipewire-deps: what the real sound path needs (PipeWire, WirePlumber, pipewire-pulse, the ALSA plugins)
 pipewire-deps: deps
