@@ -16,7 +16,7 @@ TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 # Debian packages the build, the tests and the benchmarks use.
 APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
-BENCH_APT_PACKAGES = feedbackd dbus-daemon libcanberra-dev
+BENCH_APT_PACKAGES = feedbackd dbus-daemon libcanberra-dev libcanberra-pulse
 # The real sound path (tests/pipewire, the bench's click at the sink): a private headless PipeWire,
 # PipeWire's and PulseAudio's ALSA plugins, the pulse clients, the probe's headers.
 PIPEWIRE_APT_PACKAGES = pipewire pipewire-bin pipewire-alsa wireplumber pipewire-pulse dbus-daemon pulseaudio-utils \
@@ -115,12 +115,16 @@ uninstall:
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.
 BENCH_CC = cc -O2 -Wall -Wextra
-bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build/bench/fbdclient
+bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build/bench/fbdclient .build/bench/pwmonitor .build/bench/caclick
+	@mkdir -p .bench
+	python3 bench/sink/sinkbench.py --daemon .build/release/tabbard --sounds Sounds --rig tests/pipewire/rig.sh \
+	  --monitor .build/bench/pwmonitor --caclick .build/bench/caclick $(filter --quick,$(ARGS)) --out .bench/sink.json
 	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds \
-	  --floor .build/bench/floor --shim .build/bench/libclickshim.so --fbdclient .build/bench/fbdclient $(ARGS)
+	  --floor .build/bench/floor --shim .build/bench/libclickshim.so --fbdclient .build/bench/fbdclient \
+	  --sink-json .bench/sink.json $(ARGS)
 
 ## bench-deps: what only the benchmark needs (the feedbackd reference); not part of `make test`
-bench-deps: deps
+bench-deps: deps pipewire-deps
 	$(call apt_install,$(BENCH_APT_PACKAGES))
 
 .build/bench/floor: bench/floor/floor.c
@@ -131,6 +135,11 @@ bench-deps: deps
 .build/bench/pwmonitor: bench/pwmonitor/pwmonitor.c | pipewire-deps
 	@mkdir -p $(@D)
 	$(BENCH_CC) -o $@ $< $$(pkg-config --cflags --libs libpipewire-0.3)
+
+# libcanberra as an application uses it (one context, cached sample), for the click at the sink.
+.build/bench/caclick: bench/canberra/caclick.c | bench-deps
+	@mkdir -p $(@D)
+	$(BENCH_CC) -o $@ $< $$(pkg-config --cflags --libs libcanberra)
 
 .build/bench/libclickshim.so: bench/preload/clickshim.c
 	@mkdir -p $(@D)
