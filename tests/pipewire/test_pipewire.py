@@ -21,6 +21,7 @@ click at the sink), with a generous deadline. The last line is "N passed, N fail
 
 import argparse
 import os
+import shutil
 import sys
 import time
 import unittest
@@ -68,6 +69,10 @@ class RigCase(unittest.TestCase):
         if self.monitor is not None:
             self.monitor.stop()
         self.rig.stop()
+        if not os.environ.get("KEEP_RIG"):   # KEEP_RIG=1 keeps the logs and the capture for a look
+            shutil.rmtree(self.rig.dir, ignore_errors=True)
+            if self.daemon is not None:
+                shutil.rmtree(self.daemon.dir, ignore_errors=True)
 
     def start_rig(self):
         self.rig.start()
