@@ -31,7 +31,11 @@ APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsampl
 # What the man pages, completions and the .deb need (make man, make deb, make test-package).
 PACKAGING_APT_PACKAGES = scdoc man-db groff-base dpkg-dev file lintian bash-completion zsh fish
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
-BENCH_APT_PACKAGES = feedbackd dbus-daemon
+BENCH_APT_PACKAGES = feedbackd dbus-daemon libcanberra-dev libcanberra-pulse
+# The real sound path (tests/pipewire, the bench's click at the sink): a private headless PipeWire,
+# PipeWire's and PulseAudio's ALSA plugins, the pulse clients, the probe's headers.
+PIPEWIRE_APT_PACKAGES = pipewire pipewire-bin pipewire-alsa wireplumber pipewire-pulse dbus-daemon pulseaudio-utils \
+  libpipewire-0.3-dev libasound2-plugins alsa-utils
 
 # $(call apt_install,PACKAGES): install those of PACKAGES that are missing (apt-get; sudo when not root)
 define apt_install
@@ -45,7 +49,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web
+.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web
 
 all: build
 
@@ -68,8 +72,8 @@ release: deps
 run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
-## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the package, a short fuzz run in-process and over the socket, the web page
-test: deps test-swift test-contract test-units test-sandbox test-harness test-package fuzz-smoke fuzz-socket-smoke test-web
+## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the real sound path through a private PipeWire, the package, a short fuzz run in-process and over the socket, the web page
+test: deps test-swift test-contract test-units test-sandbox test-pipewire test-harness test-package fuzz-smoke fuzz-socket-smoke test-web
 
 test-swift:
 	$(SWIFT_BUILD) --build-tests
@@ -88,11 +92,27 @@ test-harness:
 test-units:
 	bash systemd/check-units.sh
 
-## test-sandbox: the real daemon inside the system unit's sandbox (needs root; says SKIP otherwise)
+## test-sandbox: the real daemon inside the system unit's sandbox (needs root; says SKIP otherwise), with the
+## machine's ALSA configuration and with a plain one (as without pipewire-alsa)
 test-sandbox:
 	$(SWIFT_BUILD) --product tabbard
 	$(SWIFT_BUILD) --product tabbarctl
 	bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
+	SANDBOX_ALSA=plain bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
+
+## pipewire-deps: what the real sound path needs (PipeWire, WirePlumber, pipewire-pulse, the ALSA plugins)
+pipewire-deps: deps
+	$(call apt_install,$(PIPEWIRE_APT_PACKAGES))
+
+## test-pipewire: the real daemon through ALSA → PipeWire's ALSA plugin → a private headless PipeWire
+## (tests/pipewire/rig.sh, WirePlumber, a null sink): clicks bit-exact at the sink's monitor at quantum 256
+## and at min-quantum 1024, no accepted click lost without sound.failed across a server restart, `auto`
+## switching over once the server is up.
+PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
+  --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
+test-pipewire: pipewire-deps .build/bench/pwmonitor
+	$(SWIFT_BUILD) --product tabbard
+	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer
 
 ## man: the man pages (man/*.scd → .build/man/*.[158], with scdoc)
 MAN_PAGES = .build/man/tabbard.8 .build/man/tabbarctl.1 .build/man/tabbard.conf.5 .build/man/tabbard-web.1
@@ -192,17 +212,31 @@ bench-web: release web-test-deps
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.
 BENCH_CC = cc -O2 -Wall -Wextra
-bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build/bench/fbdclient
+bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build/bench/fbdclient .build/bench/pwmonitor .build/bench/caclick
+	@mkdir -p .bench
+	python3 bench/sink/sinkbench.py --daemon .build/release/tabbard --sounds Sounds --rig tests/pipewire/rig.sh \
+	  --monitor .build/bench/pwmonitor --caclick .build/bench/caclick $(filter --quick,$(ARGS)) --out .bench/sink.json
 	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds \
-	  --floor .build/bench/floor --shim .build/bench/libclickshim.so --fbdclient .build/bench/fbdclient $(ARGS)
+	  --floor .build/bench/floor --shim .build/bench/libclickshim.so --fbdclient .build/bench/fbdclient \
+	  --sink-json .bench/sink.json $(ARGS)
 
 ## bench-deps: what only the benchmark needs (the feedbackd reference); not part of `make test`
-bench-deps: deps
+bench-deps: deps pipewire-deps
 	$(call apt_install,$(BENCH_APT_PACKAGES))
 
 .build/bench/floor: bench/floor/floor.c
 	@mkdir -p $(@D)
 	$(BENCH_CC) -o $@ $<
+
+# The at-the-sink probe: a capture stream on the null sink's monitor (bench/pwmonitor/pwmonitor.c).
+.build/bench/pwmonitor: bench/pwmonitor/pwmonitor.c | pipewire-deps
+	@mkdir -p $(@D)
+	$(BENCH_CC) -o $@ $< $$(pkg-config --cflags --libs libpipewire-0.3)
+
+# libcanberra as an application uses it (one context, cached sample), for the click at the sink.
+.build/bench/caclick: bench/canberra/caclick.c | bench-deps
+	@mkdir -p $(@D)
+	$(BENCH_CC) -o $@ $< $$(pkg-config --cflags --libs libcanberra)
 
 .build/bench/libclickshim.so: bench/preload/clickshim.c
 	@mkdir -p $(@D)

@@ -34,6 +34,12 @@
 #
 # Needs root and permission to create namespaces; prints SKIP and exits 0 otherwise
 # (set SANDBOX_REQUIRED=1 to make that a failure).
+#
+# ALSA: by default the daemon sees the machine's ALSA configuration (on a Debian desktop with
+# pipewire-alsa, `default` is PipeWire's ALSA plugin, which asks for SCHED_FIFO). With
+# SANDBOX_ALSA=plain it gets ALSA_CONFIG_PATH pointing at a copy of alsa.conf without the conf.d
+# hooks: what a machine without pipewire-alsa (or any ALSA plugin package) has. `make test-sandbox`
+# runs both.
 set -euo pipefail
 export LC_ALL=C
 
@@ -78,6 +84,19 @@ unit="$work/units/system/tabbard.service"
 chown "$sandbox_uid:$sandbox_uid" "$work/state" "$work/runtime"
 chmod 0750 "$work/state" "$work/runtime"
 chmod -R a+rX "$work/prefix" "$work/units" "$work/sandbox-exec.py"
+
+alsa_env=()
+case "${SANDBOX_ALSA:-machine}" in
+    machine) echo "info: ALSA: the machine's configuration ($(ls /etc/alsa/conf.d 2>/dev/null | grep -c pipewire-default || true) pipewire-default hook(s) in /etc/alsa/conf.d)" ;;
+    plain)
+        # alsa.conf without its @hooks (conf.d directories, asound.conf, ~/.asoundrc): no plugin routes `default`.
+        awk 'BEGIN { skip = 0 } /^@hooks \[/ { skip = 1 } skip && /^\]/ { skip = 0; next } !skip' \
+            /usr/share/alsa/alsa.conf > "$work/alsa.conf"
+        chmod 0644 "$work/alsa.conf"
+        alsa_env=(-E ALSA_CONFIG_PATH="$work/alsa.conf")
+        echo "info: ALSA: plain alsa.conf without conf.d hooks (as without pipewire-alsa): ALSA_CONFIG_PATH=$work/alsa.conf" ;;
+    *) echo "SANDBOX_ALSA must be machine or plain" >&2; exit 2 ;;
+esac
 
 # The ExecStart= of the rendered unit, with the daemon's paths.
 exec_start="$(sed -n 's/^ExecStart=//p' "$unit")"
@@ -153,7 +172,7 @@ trace=()
 if command -v strace >/dev/null; then trace=(strace -f -qq -o "$work/trace"); fi
 # shellcheck disable=SC2086  # ExecStart= is split like systemd splits it (no quoting in it)
 "${trace[@]}" systemd-socket-activate --listen="$work/runtime/socket" \
-    -E NOTIFY_SOCKET="$work/notify" -E WATCHDOG_USEC=1000000 -E STATE_DIRECTORY="$work/state" \
+    -E NOTIFY_SOCKET="$work/notify" -E WATCHDOG_USEC=1000000 -E STATE_DIRECTORY="$work/state" "${alsa_env[@]}" \
     unshare --mount --net --ipc --uts -- "$work/enter.sh" "$work" "$sandbox_uid" "$unit" $exec_start \
     2> "$work/stderr" &
 outer=$!
@@ -210,6 +229,7 @@ if [ -f "$state_file" ] && [ "$(stat -c '%u %a' "$state_file")" = "$sandbox_uid 
 else
     fail "no state.json (owned by $sandbox_uid, mode 0600) in the state directory"; ls -la "$work/state"
 fi
+echo "info: audio: $(grep -E -m1 'No sound card|audio device open' "$work/stderr" | sed 's/^<[0-9]>//')"
 if grep -E -i "not permitted|permission denied|denied|read-only file system" "$work/stderr" | grep -v "^sandbox: note" ; then
     fail "the daemon logged a refusal (above)"
 fi
@@ -218,7 +238,8 @@ if [ -f "$work/trace" ]; then
     # System calls of the daemon (from its exec on) that failed with an error the sandbox
     # produces. Expected: clone3 → ENOSYS (RestrictNamespaces=; glibc falls back to clone),
     # and SO_SNDBUFFORCE → EPERM (sd_notify tries it; it needs CAP_NET_ADMIN, SO_SNDBUF is used).
-    refused="$(awk '
+    restrict_rt="$(sed -n 's/^RestrictRealtime=//p' "$unit" | tail -n 1)"
+    refused="$(awk -v rt="$restrict_rt" '
         /execve\(".*\/prefix\/bin\/tabbard"/ { on = 1 }
         !on { next }
         # strace -f splits a call that another thread interrupts: join the two halves.
@@ -226,11 +247,17 @@ if [ -f "$work/trace" ]; then
         { line = $0 }
         /<\.\.\. [a-z0-9_]+ resumed>/ { line = pending[$1] " " $0; delete pending[$1] }
         line ~ /SO_SNDBUFFORCE/ { next }
+        # RestrictRealtime=yes: a realtime policy is refused on purpose (PipeWire'"'"'s ALSA plugin asks for one).
+        rt == "yes" && line ~ /sched_setscheduler\([0-9]+, SCHED_(FIFO|RR|DEADLINE)[^)]*\) = -1 EPERM/ { realtime++; next }
+        END { if (realtime) print "realtime-refused " realtime > "/dev/stderr" }
         line ~ / = -1 (EPERM|EACCES|EAFNOSUPPORT|ENOSYS|EROFS) / {
             name = line; sub(/^[0-9]+ +/, "", name); sub(/^<\.\.\. /, "", name); sub(/[( ].*/, "", name)
             err = line; sub(/.* = -1 /, "", err); sub(/ .*/, "", err)
             print name " " err
-        }' "$work/trace" | sort | uniq -c | grep -v -E ' clone3 ENOSYS$' || true)"
+        }' "$work/trace" 2>"$work/realtime" | sort | uniq -c | grep -v -E ' clone3 ENOSYS$' || true)"
+    if [ -s "$work/realtime" ]; then
+        echo "info: $(cut -d' ' -f2 "$work/realtime") realtime sched_setscheduler call(s) refused by RestrictRealtime=yes, as intended (PipeWire's ALSA plugin asks for SCHED_FIFO; its thread runs at normal priority)"
+    fi
     used="$(awk '/execve\(".*\/prefix\/bin\/tabbard"/ { on = 1 } on { n = $2; sub(/\(.*/, "", n); if (n ~ /^[a-z0-9_]+$/) print n }' "$work/trace" | sort -u | tr '\n' ' ')"
     echo "info: system calls the daemon made: $used"
     if [ -n "$refused" ]; then

@@ -1,0 +1,289 @@
+/*
+ * pwmonitor — when a sound reaches the sink, read at the sink (docs/PERFORMANCE.md, "The click at the sink").
+ *
+ * A PipeWire capture stream on a sink's monitor (stream.capture.sink). For every buffer it takes the graph
+ * cycle's time (pw_stream_get_time_n: CLOCK_MONOTONIC, the driver's cycle start) and the samples
+ * (S16_LE, stereo, 48 kHz: what a click is written as). A click's onset is the first non-silent frame
+ * after at least --gap-ms of silence; it reached the sink at
+ *     start of the cycle in which the sink consumed it + offset / rate,
+ * and the monitor delivers a cycle's output one cycle later, so that start is the previous buffer's time.
+ * --calibrate N checks exactly that: a native playback stream writes an impulse at a known frame of a known
+ * cycle, N times, and the residual (measured − known) is printed.
+ *
+ * Output, one line each, flushed:
+ *   ready RATE                    the monitor is linked and capturing
+ *   onset NS FRAME                a click reached the sink at NS (CLOCK_MONOTONIC), FRAME = its frame in the dump
+ *   gap FRAMES                    the monitor lost FRAMES frames (the dump has a hole there; timings around it are off)
+ *   cycles N quantum MIN MAX frames F   at exit
+ *   calibration N residual_ns MIN P50 MAX   at exit with --calibrate
+ *
+ * Usage: pwmonitor [--target NODE] [--raw FILE|--wav FILE] [--threshold N] [--gap-ms MS] [--duration S]
+ *                  [--count N] [--calibrate N]
+ * Stops at --duration, after --count onsets, after the calibration, on SIGINT/SIGTERM, or when stdin closes
+ * (when stdin is a pipe), then completes the dump. Build: cc pwmonitor.c $(pkg-config --cflags --libs libpipewire-0.3)
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/stat.h>
+
+#include <spa/param/audio/format-utils.h>
+#include <pipewire/pipewire.h>
+
+#define RATE 48000
+#define CHANNELS 2
+#define MAX_CAL 4096
+
+struct monitor {
+	struct pw_main_loop *loop;
+	struct pw_stream *capture, *playback;
+	struct spa_hook capture_listener, playback_listener;
+	FILE *dump;
+	int wav;
+	int threshold;
+	uint32_t gap_frames;
+	long count;
+
+	/* capture side (data thread) */
+	int ready;
+	int64_t prev_now;
+	uint64_t prev_ticks, prev_frames;
+	uint64_t frames, cycles, dumped;
+	uint32_t qmin, qmax;
+	uint64_t silent;
+	long onsets;
+
+	/* calibration: known impulse times (playback) and measured onsets (capture) */
+	int calibrate;
+	int played, measured;
+	int64_t next_impulse;
+	int64_t known[MAX_CAL], seen[MAX_CAL];
+};
+
+static struct monitor m;
+
+static void quit(void) { pw_main_loop_quit(m.loop); }
+
+static void put_le32(FILE *f, uint32_t v) { uint8_t b[4] = { v, v >> 8, v >> 16, v >> 24 }; fwrite(b, 1, 4, f); }
+static void put_le16(FILE *f, uint16_t v) { uint8_t b[2] = { v, v >> 8 }; fwrite(b, 1, 2, f); }
+
+static void wav_header(FILE *f, uint32_t data_bytes)
+{
+	fwrite("RIFF", 1, 4, f); put_le32(f, 36 + data_bytes); fwrite("WAVEfmt ", 1, 8, f);
+	put_le32(f, 16); put_le16(f, 1); put_le16(f, CHANNELS); put_le32(f, RATE);
+	put_le32(f, RATE * CHANNELS * 2); put_le16(f, CHANNELS * 2); put_le16(f, 16);
+	fwrite("data", 1, 4, f); put_le32(f, data_bytes);
+}
+
+static void on_capture(void *data)
+{
+	(void)data;
+	struct pw_buffer *b = pw_stream_dequeue_buffer(m.capture);
+	if (b == NULL) return;
+	struct spa_data *d = &b->buffer->datas[0];
+	struct pw_time t;
+	pw_stream_get_time_n(m.capture, &t, sizeof t);
+	const int16_t *s = d->data ? SPA_PTROFF(d->data, d->chunk->offset, int16_t) : NULL;
+	uint32_t n = d->chunk->size / (CHANNELS * sizeof(int16_t));
+	if (s == NULL || n == 0 || t.now == 0) { pw_stream_queue_buffer(m.capture, b); return; }
+
+	if (!m.ready) {
+		m.ready = 1;
+		printf("ready %d\n", RATE);
+	} else if (t.ticks - m.prev_ticks != m.prev_frames) {
+		/* a cycle the monitor did not see: the previous buffer's time is not this one's consuming cycle */
+		printf("gap %lld\n", (long long)(t.ticks - m.prev_ticks) - (long long)m.prev_frames);
+		m.prev_now = 0;
+	}
+	if (n < m.qmin || m.qmin == 0) m.qmin = n;
+	if (n > m.qmax) m.qmax = n;
+	m.cycles++;
+
+	for (uint32_t i = 0; i < n; i++) {
+		int loud = 0;
+		for (int c = 0; c < CHANNELS; c++) {
+			int v = s[i * CHANNELS + c];
+			if (v > m.threshold || -v > m.threshold) loud = 1;
+		}
+		if (!loud) { m.silent++; continue; }
+		if (m.silent >= m.gap_frames && m.prev_now != 0) {
+			int64_t when = m.prev_now + (int64_t)i * 1000000000LL / RATE;
+			printf("onset %lld %llu\n", (long long)when, (unsigned long long)(m.frames + i));
+			m.onsets++;
+			if (m.calibrate && m.measured < MAX_CAL) m.seen[m.measured++] = when;
+		}
+		m.silent = 0;
+	}
+	if (m.dump) { fwrite(s, CHANNELS * sizeof(int16_t), n, m.dump); m.dumped += n; }
+	m.frames += n;
+	m.prev_now = t.now;
+	m.prev_ticks = t.ticks;
+	m.prev_frames = n;
+	fflush(stdout);
+	pw_stream_queue_buffer(m.capture, b);
+
+	if ((m.count > 0 && m.onsets >= m.count) || (m.calibrate && m.measured >= m.calibrate))
+		quit(); /* pw_main_loop_quit is an invoke: safe from the data thread */
+}
+
+/* The calibration stream: silence, and every 100–300 ms an impulse (8 frames) at a known frame of the cycle. */
+static void on_playback(void *data)
+{
+	(void)data;
+	struct pw_buffer *b = pw_stream_dequeue_buffer(m.playback);
+	if (b == NULL) return;
+	struct spa_data *d = &b->buffer->datas[0];
+	struct pw_time t;
+	pw_stream_get_time_n(m.playback, &t, sizeof t);
+	uint32_t stride = CHANNELS * sizeof(int16_t);
+	uint32_t n = d->maxsize / stride;
+	if (b->requested && b->requested < n) n = b->requested;
+	int16_t *s = d->data;
+	memset(s, 0, n * stride);
+	if (m.ready && t.now != 0 && t.now >= m.next_impulse && m.played < m.calibrate && n > 16) {
+		uint32_t k = (uint32_t)(m.played * 97) % (n - 8);
+		for (uint32_t i = k; i < k + 8; i++) s[i * CHANNELS] = s[i * CHANNELS + 1] = 12000;
+		m.known[m.played++] = t.now + (int64_t)k * 1000000000LL / RATE;
+		m.next_impulse = t.now + (100 + (m.played * 37) % 200) * 1000000LL;
+	}
+	d->chunk->offset = 0;
+	d->chunk->stride = stride;
+	d->chunk->size = n * stride;
+	pw_stream_queue_buffer(m.playback, b);
+}
+
+static void on_state(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error)
+{
+	(void)old;
+	if (state == PW_STREAM_STATE_ERROR) {
+		fprintf(stderr, "pwmonitor: %s stream: %s\n", (const char *)data, error ? error : "error");
+		quit();
+	}
+}
+
+static const struct pw_stream_events capture_events = {
+	PW_VERSION_STREAM_EVENTS, .state_changed = on_state, .process = on_capture,
+};
+static const struct pw_stream_events playback_events = {
+	PW_VERSION_STREAM_EVENTS, .state_changed = on_state, .process = on_playback,
+};
+
+static struct pw_stream *connect(const char *name, const char *target, enum spa_direction dir,
+				 const struct pw_stream_events *ev, struct spa_hook *hook)
+{
+	struct pw_properties *p = pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio",
+		PW_KEY_MEDIA_CATEGORY, dir == SPA_DIRECTION_INPUT ? "Capture" : "Playback",
+		PW_KEY_MEDIA_ROLE, "Production", PW_KEY_TARGET_OBJECT, target, NULL);
+	if (dir == SPA_DIRECTION_INPUT) pw_properties_set(p, PW_KEY_STREAM_CAPTURE_SINK, "true");
+	else pw_properties_set(p, PW_KEY_NODE_LATENCY, "256/48000");
+	struct pw_stream *st = pw_stream_new_simple(pw_main_loop_get_loop(m.loop), name, p, ev, (void *)name);
+	uint8_t buf[1024];
+	struct spa_pod_builder pb = SPA_POD_BUILDER_INIT(buf, sizeof buf);
+	const struct spa_pod *params[1];
+	params[0] = spa_format_audio_raw_build(&pb, SPA_PARAM_EnumFormat,
+		&SPA_AUDIO_INFO_RAW_INIT(.format = SPA_AUDIO_FORMAT_S16_LE, .channels = CHANNELS, .rate = RATE,
+					 .position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR }));
+	(void)hook;
+	if (pw_stream_connect(st, dir, PW_ID_ANY, PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
+			      PW_STREAM_FLAG_RT_PROCESS, params, 1) < 0) {
+		fprintf(stderr, "pwmonitor: cannot connect the %s stream\n", name);
+		exit(2);
+	}
+	return st;
+}
+
+static void on_signal(void *data, int sig) { (void)data; (void)sig; quit(); }
+static void on_timeout(void *data, uint64_t expirations) { (void)data; (void)expirations; quit(); }
+static void on_stdin(void *data, int fd, uint32_t mask)
+{
+	(void)data;
+	char buf[256];
+	if ((mask & (SPA_IO_HUP | SPA_IO_ERR)) || read(fd, buf, sizeof buf) <= 0) quit();
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: pwmonitor [--target NODE] [--raw FILE|--wav FILE] [--threshold N] [--gap-ms MS]\n"
+			"                 [--duration S] [--count N] [--calibrate N]\n");
+	exit(2);
+}
+
+int main(int argc, char *argv[])
+{
+	const char *target = getenv("RIG_SINK"), *raw = NULL, *wav = NULL;
+	double duration = 0, gap_ms = 30;
+	if (target == NULL) target = "tabbard_rig_sink";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (v == NULL) usage();
+		if (!strcmp(a, "--target")) target = v;
+		else if (!strcmp(a, "--raw")) raw = v;
+		else if (!strcmp(a, "--wav")) wav = v;
+		else if (!strcmp(a, "--threshold")) m.threshold = atoi(v);
+		else if (!strcmp(a, "--gap-ms")) gap_ms = atof(v);
+		else if (!strcmp(a, "--duration")) duration = atof(v);
+		else if (!strcmp(a, "--count")) m.count = atol(v);
+		else if (!strcmp(a, "--calibrate")) m.calibrate = atoi(v) < MAX_CAL ? atoi(v) : MAX_CAL;
+		else usage();
+		i++;
+	}
+	m.gap_frames = (uint32_t)(gap_ms * RATE / 1000);
+	m.silent = m.gap_frames;
+	if (raw || wav) {
+		m.dump = fopen(raw ? raw : wav, "wb");
+		if (m.dump == NULL) { perror(raw ? raw : wav); return 2; }
+		m.wav = wav != NULL;
+		if (m.wav) wav_header(m.dump, 0);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	pw_init(&argc, &argv);
+	m.loop = pw_main_loop_new(NULL);
+	struct pw_loop *l = pw_main_loop_get_loop(m.loop);
+	pw_loop_add_signal(l, SIGINT, on_signal, NULL);
+	pw_loop_add_signal(l, SIGTERM, on_signal, NULL);
+	struct stat st0;
+	if (fstat(0, &st0) == 0 && S_ISFIFO(st0.st_mode)) pw_loop_add_io(l, 0, SPA_IO_IN | SPA_IO_HUP | SPA_IO_ERR, false, on_stdin, NULL);
+	if (duration > 0) {
+		struct spa_source *timer = pw_loop_add_timer(l, on_timeout, NULL);
+		struct timespec ts = { (time_t)duration, (long)((duration - (time_t)duration) * 1e9) };
+		pw_loop_update_timer(l, timer, &ts, NULL, false);
+	}
+	m.capture = connect("pwmonitor", target, SPA_DIRECTION_INPUT, &capture_events, &m.capture_listener);
+	if (m.calibrate) m.playback = connect("pwmonitor-calibration", target, SPA_DIRECTION_OUTPUT, &playback_events,
+					      &m.playback_listener);
+	pw_main_loop_run(m.loop);
+
+	if (m.playback) pw_stream_destroy(m.playback);
+	pw_stream_destroy(m.capture); /* stops the data thread's callbacks before we read m */
+	printf("cycles %llu quantum %u %u frames %llu\n", (unsigned long long)m.cycles, m.qmin, m.qmax,
+	       (unsigned long long)m.frames);
+	int status = 0;
+	if (m.calibrate) {
+		int n = m.played < m.measured ? m.played : m.measured;
+		static int64_t r[MAX_CAL];
+		for (int i = 0; i < n; i++) r[i] = m.seen[i] - m.known[i];
+		qsort(r, n, sizeof r[0], cmp64);
+		if (n > 0) printf("calibration %d residual_ns %lld %lld %lld\n", n, (long long)r[0], (long long)r[n / 2],
+				  (long long)r[n - 1]);
+		else printf("calibration 0\n");
+		if (n < m.calibrate || m.played != m.measured) status = 1;
+	}
+	if (m.dump) {
+		if (m.wav) { fseek(m.dump, 0, SEEK_SET); wav_header(m.dump, (uint32_t)(m.dumped * CHANNELS * 2)); }
+		if (fclose(m.dump) != 0) { perror("dump"); status = 2; }
+	}
+	pw_main_loop_destroy(m.loop);
+	pw_deinit();
+	return status;
+}

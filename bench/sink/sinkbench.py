@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""The click at the sink (docs/PERFORMANCE.md): request → the click's first frame consumed by the null sink of a
+private headless PipeWire (tests/pipewire/rig.sh, WirePlumber, pipewire-pulse), read by pwmonitor on the
+sink's monitor with graph-cycle times (CLOCK_MONOTONIC). Request time = just before send() (tabbard, caclick's
+ca_context_play) or just before the client process is spawned (aplay, paplay, pactl play-sample).
+
+For each server configuration (the default quantum; min-quantum 1024) it calibrates the probe with a native
+stream (pwmonitor --calibrate: the residual must be 0), then measures, one after the other:
+  tabbard steady (a click every 150–500 ms, the stream running), tabbard after idle (gaps of 3.1–3.5 s; 30 of them, 8 with --quick),
+  aplay -D rig click.wav, paplay click.wav, pactl play-sample (cached), libcanberra (caclick: one context,
+  cached sample) — and, at the default quantum only, tabbard steady through PulseAudio's ALSA plugin
+  (--alsa-device rig_pulse: `type pulse` against pipewire-pulse).
+Every tabbard click is also checked bit-exact in the capture. Writes JSON (--out) and prints a table.
+Figures, not pass/fail: exits 0 whenever the measurements ran."""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "pipewire"))
+from pwrig import Client, Daemon, Monitor, Rig, click_at, wait_for, wav_frames  # noqa: E402
+
+
+def now_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def dist(ms):
+    if not ms:
+        return {"count": 0}
+    s = sorted(ms)
+
+    def q(x):
+        return round(s[min(len(s) - 1, int(round((len(s) - 1) * x)))], 2)
+    return {"count": len(s), "p50_ms": q(0.5), "p90_ms": q(0.9), "p99_ms": q(0.99), "max_ms": round(s[-1], 2)}
+
+
+def progress(msg):
+    print("sinkbench: " + msg, file=sys.stderr, flush=True)
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.sounds = os.path.abspath(a.sounds)
+        self.wav = os.path.join(self.sounds, "click.wav")
+        self.ref = [(f[0], f[0]) for f in wav_frames(self.wav)]
+        self.tmp = tempfile.mkdtemp(prefix="sinkbench-")
+
+    def events(self, mon, n, spacing, request, heard_timeout=2.0, start=0):
+        """n events: request() → (t0 ns, finish callable or None); the onset after t0 is the event's arrival.
+        The next event starts `spacing` seconds (random in the range) after the previous request, and never
+        before the previous click has passed the sink."""
+        lat, missed = [], 0
+        nxt = max(now_ns(), start)
+        for k in range(n):
+            if k == 5 and missed == 5:
+                return lat, missed + (n - k)      # not heard at all: do not wait out every event
+            wait_for(lambda: now_ns() >= nxt, 10, "the next event time", step=0.001)
+            t0, finish = request()
+            o = mon.wait_onset(t0, heard_timeout) if t0 is not None else None
+            if finish:
+                finish()
+            if o is None:
+                missed += 1
+                nxt = now_ns()
+            else:
+                lat.append((o[0] - t0) / 1e6)
+                nxt = max(o[0] + 60_000_000, t0 + int(random.uniform(*spacing) * 1e9))
+        return lat, missed
+
+    def tabbard(self, rig, label, n, spacing, device="rig"):
+        mon = Monitor(self.a.monitor, rig, raw=os.path.join(rig.dir, label + ".raw"))
+        d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device])
+        c = Client(d.socket)
+        # Warm-up (not counted): clicks until one is heard — the first one after the stream opens can be lost
+        # (the stream runs before WirePlumber links it); how many were lost is recorded.
+        warmup_lost = 0
+        while True:
+            _, t0 = c.send("sound.play", {"name": "click"})
+            c.reply(_)
+            if mon.wait_onset(t0, 2.0):
+                break
+            warmup_lost += 1
+            if warmup_lost == 5:
+                raise RuntimeError("5 clicks in a row not heard at the sink")
+        if spacing[0] > 3:                                 # after idle: wait for the stream to stop
+            wait_for(lambda: c.call("stats.get")["audio"]["engine"].get("state") != "playing", 30, "idle")
+
+        def req():
+            rid, t0 = c.send("sound.play", {"name": "click"})
+            c.reply(rid)
+            return t0, None
+        lat, missed = self.events(mon, n, spacing, req, start=mon.onsets[-1][0] + 60_000_000)
+        engine = c.call("stats.get")["audio"]["engine"]
+        c.close()
+        d.stop()
+        closing = mon.stop()
+        s = mon.samples()
+        intact = sum(1 for _, fr in mon.onsets if click_at(s, fr, self.ref, 480) is None)
+        os.unlink(mon.raw)
+        keys = ("latency_p50_us", "latency_p99_us", "frames_ahead_p50", "frames_ahead_max", "xruns", "period_frames",
+                "buffer_frames")
+        return dict(dist(lat), missed=missed, warmup_lost=warmup_lost, intact=intact, clicks=len(mon.onsets), quantum=self.quantum(closing),
+                    daemon={k: engine.get(k) for k in keys})
+
+    @staticmethod
+    def quantum(lines):
+        for l in lines:
+            p = l.split()
+            if p[:1] == ["cycles"] and len(p) >= 5:
+                return [int(p[3]), int(p[4])]
+        return None
+
+    def spawned(self, rig, argv, n):
+        mon = Monitor(self.a.monitor, rig)
+        env = rig.child_env()
+
+        def req():
+            t0 = now_ns()
+            p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            return t0, lambda: p.wait(timeout=20)
+        lat, missed = self.events(mon, n, (0.15, 0.5), req, heard_timeout=3.0)
+        return dict(dist(lat), missed=missed, quantum=self.quantum(mon.stop()))
+
+    def canberra(self, rig, n):
+        mon = Monitor(self.a.monitor, rig)
+        env = rig.child_env()
+        env["CANBERRA_DRIVER"] = "pulse"
+        p = subprocess.Popen([self.a.caclick, self.wav], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        first = p.stdout.readline().strip()
+        if first != "ready":
+            mon.stop()
+            p.kill()
+            return {"count": 0, "error": first or "caclick exited"}
+
+        def req():
+            p.stdin.write("\n")
+            p.stdin.flush()
+            r = p.stdout.readline().split()
+            return (int(r[1]) if r[:1] == ["t"] else None), None
+        lat, missed = self.events(mon, n, (0.15, 0.5), req)
+        p.stdin.close()
+        p.wait(timeout=10)
+        return dict(dist(lat), missed=missed, quantum=self.quantum(mon.stop()))
+
+    def subject(self, out, key, what, fn, *args):
+        progress(what)
+        try:
+            out[key] = fn(*args)
+        except Exception as e:  # one subject failing must not cost the others' figures
+            out[key] = {"count": 0, "error": str(e)}
+            progress("%s failed: %s" % (key, e))
+
+    def config(self, name, options):
+        q = self.a.quick
+        rig = Rig(self.a.rig, options, base=self.tmp).start()
+        out = {"rig_options": list(options)}
+        try:
+            progress("%s: calibration (a native stream, 20 impulses at known frames)" % name)
+            cal = subprocess.run([self.a.monitor, "--calibrate", "20"], env=rig.child_env(), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, text=True, timeout=60).stdout.split("\n")
+            for l in cal:
+                p = l.split()
+                if p[:1] == ["calibration"] and len(p) == 6:
+                    out["calibration"] = {"impulses": int(p[1]), "residual_ns_min": int(p[3]),
+                                          "residual_ns_p50": int(p[4]), "residual_ns_max": int(p[5])}
+            n = 20 if q else 60
+            self.subject(out, "tabbard_steady", "%s: tabbard steady, %d clicks 150–500 ms apart" % (name, n),
+                         self.tabbard, rig, "steady", n, (0.15, 0.5))
+            n_idle = 8 if q else 30
+            self.subject(out, "tabbard_idle", "%s: tabbard after idle, %d clicks 3.1–3.5 s apart" % (name, n_idle),
+                         self.tabbard, rig, "idle", n_idle, (3.1, 3.5))
+            n = 15 if q else 50
+            self.subject(out, "aplay", "%s: aplay -D rig, %d runs" % (name, n),
+                         self.spawned, rig, ["aplay", "-q", "-D", "rig", self.wav], n)
+            self.subject(out, "paplay", "%s: paplay, %d runs" % (name, n), self.spawned, rig, ["paplay", self.wav], n)
+            subprocess.run(["pactl", "upload-sample", self.wav, "tabbard-bench-click"], env=rig.child_env(),
+                           check=True, timeout=20)
+            self.subject(out, "pactl_play_sample", "%s: pactl play-sample (cached), %d runs" % (name, n),
+                         self.spawned, rig, ["pactl", "play-sample", "tabbard-bench-click"], n)
+            self.subject(out, "canberra", "%s: libcanberra (one context, cached sample), %d clicks" % (name, n),
+                         self.canberra, rig, n)
+            if not options:
+                n = 20 if q else 60
+                self.subject(out, "tabbard_steady_pulse_plugin",
+                             "%s: tabbard steady through PulseAudio's ALSA plugin (rig_pulse), %d clicks" % (name, n),
+                             self.tabbard, rig, "pulse", n, (0.15, 0.5), "rig_pulse")
+        finally:
+            rig.stop()
+        return out
+
+    def run(self):
+        res = {"what": "request → first frame consumed by the null sink (graph cycle start + offset / 48 kHz), ms",
+               "pipewire": subprocess.run(["pipewire", "--version"], stdout=subprocess.PIPE, text=True).stdout.split("\n")[-2:-1],
+               "configs": {}}
+        try:
+            res["configs"]["default"] = self.config("default quantum", [])
+            res["configs"]["min_quantum_1024"] = self.config("min-quantum 1024", ["--min-quantum", "1024"])
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        return res
+
+
+def table(res):
+    rows = []
+    names = [("tabbard_steady", "tabbard, steady (150–500 ms apart)"), ("tabbard_idle", "tabbard, after idle (> 3 s)"),
+             ("aplay", "aplay -D rig click.wav"), ("paplay", "paplay click.wav"),
+             ("pactl_play_sample", "pactl play-sample (cached)"), ("canberra", "libcanberra (cached)"),
+             ("tabbard_steady_pulse_plugin", "tabbard, steady, via PulseAudio's ALSA plugin")]
+    for cname, c in res["configs"].items():
+        cal = c.get("calibration", {})
+        rows.append("%s — calibration residual %s ns (%s impulses)" % (cname, cal.get("residual_ns_p50", "?"),
+                                                                   cal.get("impulses", 0)))
+        for key, label in names:
+            d = c.get(key)
+            if not d:
+                continue
+            extra = ""
+            if "intact" in d:
+                extra = "  intact %d/%d, xruns %s, daemon p50 %s µs" % (d["intact"], d["clicks"], d["daemon"]["xruns"],
+                                                                       d["daemon"]["latency_p50_us"])
+            rows.append("  %-48s n=%-3s p50 %6s  p90 %6s  p99 %6s ms  quantum %s  missed %s%s" % (
+                label, d.get("count"), d.get("p50_ms", "-"), d.get("p90_ms", "-"), d.get("p99_ms", "-"),
+                d.get("quantum"), d.get("missed", "-"), extra))
+    return "\n".join(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for k in ("daemon", "sounds", "rig", "monitor", "caclick"):
+        ap.add_argument("--" + k, required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    res = Bench(a).run()
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=2)
+    print(table(res))
+
+
+if __name__ == "__main__":
+    main()

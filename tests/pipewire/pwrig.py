@@ -1,0 +1,282 @@
+"""Helpers for the real sound path (tests/pipewire, bench/sink): the private PipeWire of rig.sh, the
+at-the-sink probe pwmonitor, a tabbard daemon pointed at the rig, a JSON-RPC client. Python 3 stdlib only.
+
+Nothing here sleeps for a fixed time: every wait is for a condition, with a deadline."""
+
+import array
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import wave
+
+RATE = 48000
+
+
+def wait_for(cond, timeout, what, step=0.02):
+    """Polls cond() until it returns something truthy (returned), or raises at the deadline."""
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() >= end:
+            raise TimeoutError("timed out after %.0f s waiting for %s" % (timeout, what))
+        time.sleep(step)
+
+
+class Rig:
+    """A private headless PipeWire (tests/pipewire/rig.sh) in its own directory."""
+
+    def __init__(self, script, options=(), base=None):
+        self.script = script
+        self.options = list(options)
+        self.dir = tempfile.mkdtemp(prefix="pwrig-", dir=base)
+        self.env = self._run("env")
+
+    def _run(self, cmd, *extra):
+        out = subprocess.run(["bash", self.script, cmd, self.dir] + list(extra), check=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        env = {}
+        for line in out.stdout.splitlines():
+            if line.startswith("export ") and "=" in line:
+                k, v = line[len("export "):].split("=", 1)
+                env[k] = v.strip("'")
+        return env
+
+    def start(self, *options):
+        self.env = self._run("start", *(list(options) or self.options))
+        return self
+
+    def stop(self):
+        subprocess.run(["bash", self.script, "stop", self.dir], timeout=60)
+
+    def child_env(self, base=None):
+        e = dict(os.environ if base is None else base)
+        e.update(self.env)
+        return e
+
+    def log(self, name):
+        try:
+            with open(os.path.join(self.dir, "log", name + ".log"), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+class Monitor:
+    """pwmonitor on the rig's sink: onsets (CLOCK_MONOTONIC ns, frame in the dump) as they happen,
+    the captured samples in `raw` (S16_LE stereo) once stopped."""
+
+    def __init__(self, binary, rig, raw=None, extra=()):
+        self.raw = raw
+        argv = [binary] + (["--raw", raw] if raw else []) + list(extra)
+        self.proc = subprocess.Popen(argv, env=rig.child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        self.onsets = []      # (ns, frame)
+        self.gaps = []
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        wait_for(lambda: self.ready or self.proc.poll() is not None, 30, "the monitor stream to capture")
+        if not self.ready:
+            raise RuntimeError("pwmonitor exited: " + self.proc.stderr.read())
+
+    @property
+    def ready(self):
+        with self.lock:
+            return any(l.startswith("ready") for l in self.lines)
+
+    def _read(self):
+        for line in self.proc.stdout:
+            parts = line.split()
+            with self.lock:
+                self.lines.append(line.strip())
+                if parts[:1] == ["onset"]:
+                    self.onsets.append((int(parts[1]), int(parts[2])))
+                elif parts[:1] == ["gap"]:
+                    self.gaps.append(int(parts[1]))
+
+    def onsets_after(self, t0):
+        with self.lock:
+            return [o for o in self.onsets if o[0] >= t0]
+
+    def wait_onset(self, t0, timeout):
+        """The first onset at or after t0 (ns), or None after timeout seconds."""
+        try:
+            return wait_for(lambda: (self.onsets_after(t0) or [None])[0], timeout, "an onset", step=0.002)
+        except TimeoutError:
+            return None
+
+    def stop(self):
+        """Ends the capture (stdin closes), completes the dump; returns the closing lines."""
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(timeout=10)
+        return self.lines
+
+    def samples(self):
+        """The dump as an array of int16, interleaved stereo."""
+        a = array.array("h")
+        with open(self.raw, "rb") as f:
+            a.frombytes(f.read())
+        return a
+
+
+def wav_frames(path):
+    """A 16-bit WAV's samples as a list of frames (tuples, one value per channel)."""
+    with wave.open(path, "rb") as w:
+        assert w.getsampwidth() == 2, path
+        ch = w.getnchannels()
+        a = array.array("h")
+        a.frombytes(w.readframes(w.getnframes()))
+    return [tuple(a[i:i + ch]) for i in range(0, len(a), ch)]
+
+
+def click_at(samples, frame, expected_stereo, silence_after):
+    """Whether the stereo dump holds expected_stereo (list of (l, r)) at frame, followed by silence_after
+    silent frames. Returns None when intact, else a sentence saying where it differs."""
+    n = len(expected_stereo)
+    if (frame + n + silence_after) * 2 > len(samples):
+        return "the capture ends before the click does"
+    for i, (l, r) in enumerate(expected_stereo):
+        got = (samples[(frame + i) * 2], samples[(frame + i) * 2 + 1])
+        if got != (l, r):
+            return "frame %d of %d is %s, not %s" % (i, n, got, (l, r))
+    for i in range(silence_after):
+        k = (frame + n + i) * 2
+        if samples[k] or samples[k + 1]:
+            return "sound %d frames after the click's end" % i
+    return None
+
+
+class Client:
+    """One JSON-RPC connection: requests, replies, and the events that arrive meanwhile."""
+
+    def __init__(self, path, timeout=15):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buf = b""
+        self.events = []
+        self.next_id = 1
+        self.timeout = timeout
+        self.hello = self._line()
+
+    def _line(self):
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the daemon closed the connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def send(self, method, params=None):
+        """Sends a request; returns (id, CLOCK_MONOTONIC ns taken just before send())."""
+        rid = self.next_id
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        data = (json.dumps(msg) + "\n").encode()
+        t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        self.sock.sendall(data)
+        return rid, t0
+
+    def reply(self, rid):
+        while True:
+            m = self._line()
+            if m.get("id") == rid and ("result" in m or "error" in m):
+                return m
+            if "method" in m and "id" not in m:
+                self.events.append(m)
+
+    def call(self, method, params=None):
+        rid, _ = self.send(method, params)
+        m = self.reply(rid)
+        if "error" in m:
+            raise RuntimeError("%s: %s" % (method, m["error"]))
+        return m["result"]
+
+    def pump(self, timeout):
+        """Reads events for up to timeout seconds (returns early when one arrives)."""
+        r, _, _ = select.select([self.sock], [], [], timeout)
+        if not r and b"\n" not in self.buf:
+            return
+        try:
+            self.sock.settimeout(0.5)
+            m = self._line()
+            if "method" in m and "id" not in m:
+                self.events.append(m)
+        finally:
+            self.sock.settimeout(self.timeout)
+
+    def wait_event(self, pred, timeout, what):
+        end = time.monotonic() + timeout
+        while True:
+            for e in self.events:
+                if pred(e):
+                    return e
+            left = end - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("timed out after %.0f s waiting for %s" % (timeout, what))
+            self.pump(min(left, 0.5))
+
+    def close(self):
+        self.sock.close()
+
+
+class Daemon:
+    """tabbard with its socket and state in a private directory, its environment from the rig."""
+
+    def __init__(self, binary, sounds, rig, args=(), config=None):
+        self.dir = tempfile.mkdtemp(prefix="tabbard-pw-")
+        self.socket = os.path.join(self.dir, "sock")
+        argv = [binary, "--socket", self.socket, "--state", os.path.join(self.dir, "state.json"),
+                "--sounds", sounds] + list(args)
+        if config is not None:
+            cpath = os.path.join(self.dir, "config.json")
+            with open(cpath, "w") as f:
+                json.dump(config, f)
+            argv += ["--config", cpath]
+        self.log_path = os.path.join(self.dir, "log")
+        self.log_file = open(self.log_path, "w")
+        self.proc = subprocess.Popen(argv, env=rig.child_env(), stdin=subprocess.DEVNULL, stdout=self.log_file,
+                                     stderr=subprocess.STDOUT)
+
+        def up():
+            if self.proc.poll() is not None:
+                raise RuntimeError("tabbard exited %s: %s" % (self.proc.returncode, self.log()))
+            try:
+                Client(self.socket, timeout=2).close()
+                return True
+            except OSError:
+                return False
+        wait_for(up, 30, "tabbard's socket")
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log_file.close()
+        return self.proc.returncode
