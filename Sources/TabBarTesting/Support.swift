@@ -96,6 +96,7 @@ extension HeadlessDaemon {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        closeInheritedDescriptors(&actions)
         let argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0

@@ -2,24 +2,15 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// Runs `tabbard ARGS` to its end: (status, stdout, stderr).
 func runTabbard(_ args: [String], environment: [String: String] = [:], unset: [String] = []) throws -> (Int32, String, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: Paths.tabbard)
-    p.arguments = args
     var env = ProcessInfo.processInfo.environment
     for k in unset { env[k] = nil }
     for (k, v) in environment { env[k] = v }
-    p.environment = env
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    let r = try runCapturing(Paths.tabbard, args, environment: env)
+    return (r.status, r.stdout, r.stderr)
 }
 
 /// The daemon's stderr read while it runs.

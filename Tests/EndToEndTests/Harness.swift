@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// Where the built products are (`make test` sets TABBARD_BIN_DIR).
 enum Paths {
@@ -26,8 +27,7 @@ final class Daemon {
     let dir: String
     let socket: String
     let state: String
-    let process = Process()
-    let stderrPipe = Pipe()
+    let process: ChildProcess
     /// stderr is read all along (a thread), so a daemon that logs a lot never blocks on a full pipe.
     private let stderrSink = StderrSink()
 
@@ -36,17 +36,16 @@ final class Daemon {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         socket = dir + "/sock"
         state = dir + "/state.json"
-        process.executableURL = URL(fileURLWithPath: Paths.tabbard)
         let sounds = extraArgs.contains("--sounds") ? [] : ["--sounds", Paths.sounds]
         // No config file unless the test gives one: a user's or /etc's must not change the tests.
         let config = extraArgs.contains { $0.hasPrefix("--config") } ? [] : ["--no-config"]
-        process.arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + config + extraArgs
+        let arguments = ["--socket", socket, "--state", state, "--audio", "null"] + sounds + config + extraArgs
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        process.standardError = stderrPipe
-        try process.run()
-        stderrSink.start(stderrPipe.fileHandleForReading.fileDescriptor)
+        let err = try closeOnExecPipe()
+        defer { close(err[1]) }
+        process = try ChildProcess(Paths.tabbard, arguments, environment: env, stderr: err[1])
+        stderrSink.start(err[0])
         try waitUntilListening()
     }
 
@@ -199,17 +198,8 @@ final class RawClient {
 
 /// Runs tabbarctl and returns (status, stdout, stderr).
 func tabbarctl(_ args: [String], socket: String) throws -> (Int32, String, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: Paths.tabbarctl)
-    p.arguments = ["--socket", socket] + args
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    let r = try runCapturing(Paths.tabbarctl, ["--socket", socket] + args)
+    return (r.status, r.stdout, r.stderr)
 }
 
 /// Reads one `\n`-terminated line from `fd` through `buffer`, waiting at most

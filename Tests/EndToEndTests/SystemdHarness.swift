@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TabBarTesting
 
 // Helpers for SystemdTests: a notify socket of the test's own and a socket-activated daemon.
 
@@ -117,14 +118,7 @@ final class ActivatedDaemon {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let sym = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {  // glibc 2.34+
-            _ = unsafeBitCast(sym, to: CloseFrom.self)(&actions, 3)
-        } else {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
-                if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-            }
-        }
+        closeInheritedDescriptors(&actions)
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
