@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// Runs a tiny client as uid/gid 65534 (nobody/nogroup) through `setpriv`: it connects,
 /// optionally sends `line` and half-closes, and prints `uid=N` then everything it reads
@@ -31,16 +32,9 @@ func connectAsNobody(_ socket: String, send line: String? = nil) throws -> [Stri
         data += b
     sys.stdout.write(data.decode())
     """
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket] + (line.map { [$0] } ?? [])
-    let out = Pipe()
-    p.standardOutput = out
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { throw TestFailure("the nobody client exited with \(p.terminationStatus)") }
-    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    let r = try runCapturing("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket] + (line.map { [$0] } ?? []))
+    guard r.status == 0 else { throw TestFailure("the nobody client exited with \(r.status): \(r.stderr)") }
+    return r.stdout.split(separator: "\n").map(String.init)
 }
 
 /// Lets everybody reach the socket through the file system, so that only the daemon's

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// tabbarctl in a person's words, against the real daemon: reset, monitor --follow,
 /// unknown topics, and the hint that depends on where tabbarctl is installed.
@@ -58,16 +59,11 @@ import TabBarCore
     @Test func monitorFollowReconnectsAfterARestartAndSaysSo() throws {
         var d = try Daemon()
         let dir = d.dir
-        let monitor = Process()
-        monitor.executableURL = URL(fileURLWithPath: Paths.tabbarctl)
-        monitor.arguments = ["--socket", d.socket, "monitor", "--follow"]
-        let out = Pipe(), err = Pipe()
-        monitor.standardOutput = out
-        monitor.standardError = err
-        try monitor.run()
+        let piped = try Piped(Paths.tabbarctl, ["--socket", d.socket, "monitor", "--follow"])
+        let monitor = piped.process
         defer { if monitor.isRunning { kill(monitor.processIdentifier, SIGINT); monitor.waitUntilExit() } }
-        let lines = LineReader(out.fileHandleForReading)
-        let notices = LineReader(err.fileHandleForReading)
+        let lines = LineReader(piped.stdout)
+        let notices = LineReader(piped.stderr)
         #expect(try #require(lines.next()).contains("subscribed"))
 
         #expect(d.stop() == 0)
@@ -118,27 +114,21 @@ import TabBarCore
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: bin) }
         try Self.copyExecutable(Paths.tabbarctl, to: bin + "/tabbarctl")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin + "/tabbarctl")
-        p.arguments = ["--instance", "mail", "ping"]
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = bin
         env["TABBARD_SOCKET"] = nil
-        p.environment = env
-        let e = Pipe()
-        p.standardError = e
         // Another test's fork may still hold a just-written executable open for a moment
         // (ETXTBSY, "Text file busy"): retry, within a deadline, as Go's os/exec does.
         let deadline = Date().addingTimeInterval(30)
+        var result: (status: Int32, stdout: String, stderr: String)
         while true {
-            do { try p.run(); break } catch {
-                guard "\(error)".contains("Text file busy") || "\(error)".contains("Code=26"), Date() < deadline else { throw error }
+            do { result = try runCapturing(bin + "/tabbarctl", ["--instance", "mail", "ping"], environment: env); break } catch {
+                guard "\(error)".contains("Text file busy"), Date() < deadline else { throw error }
                 usleep(20_000)
             }
         }
-        let text = String(decoding: e.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 1)
+        let text = result.stderr
+        #expect(result.status == 1)
         #expect(text.contains("cannot connect to \(bin)/tabbard/mail.socket"), "\(text)")
         #expect(text.contains("systemctl --user start tabbard@mail.socket"), "\(text)")
         #expect(!text.contains("make run"))

@@ -177,18 +177,14 @@ final class LiveLog {
         #expect(plain.firstMatch(of: stamp) != nil, "\(plain)")
         #expect(plain.filter { $0 == "\n" }.count == 1)
         // The same through a pipe that JOURNAL_STREAM names: journald's <N> prefix, no timestamp.
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.tabbard)
-        p.arguments = ["--config", path]
-        let err = Pipe()
+        let err = try closeOnExecPipe()
         var st = stat()
-        #expect(fstat(err.fileHandleForWriting.fileDescriptor, &st) == 0)
+        #expect(fstat(err[1], &st) == 0)
         var env = ProcessInfo.processInfo.environment
         env["JOURNAL_STREAM"] = "\(st.st_dev):\(st.st_ino)"
-        p.environment = env
-        p.standardError = err
-        try p.run()
-        let journal = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let p = try ChildProcess(Paths.tabbard, ["--config", path], environment: env, stderr: err[1])
+        close(err[1])
+        let journal = String(decoding: FileHandle(fileDescriptor: err[0], closeOnDealloc: true).readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         #expect(journal == "<3>tabbard: config: \(path): socket: must be a string, not 1\n", "\(journal)")
         // A JOURNAL_STREAM inherited from elsewhere (not this stderr) changes nothing.

@@ -196,6 +196,21 @@ final class RawClient {
     }
 }
 
+/// A program with its stdout and stderr on pipes (read as lines with `LineReader`, or to the end).
+final class Piped {
+    let process: ChildProcess
+    let stdout: FileHandle
+    let stderr: FileHandle
+
+    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        let o = try closeOnExecPipe(), e = try closeOnExecPipe()
+        defer { close(o[1]); close(e[1]) }
+        process = try ChildProcess(executable, arguments, environment: environment, stdout: o[1], stderr: e[1])
+        stdout = FileHandle(fileDescriptor: o[0], closeOnDealloc: true)
+        stderr = FileHandle(fileDescriptor: e[0], closeOnDealloc: true)
+    }
+}
+
 /// Runs tabbarctl and returns (status, stdout, stderr).
 func tabbarctl(_ args: [String], socket: String) throws -> (Int32, String, String) {
     let r = try runCapturing(Paths.tabbarctl, ["--socket", socket] + args)

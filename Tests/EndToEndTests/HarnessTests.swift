@@ -67,15 +67,9 @@ import TabBarTesting
         #expect(d.stop() == 0)
         try #"{"clock":"sometimes"}"#.write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
         for args in [["--audio", "alsa", "--capture", dir + "/x.wav"], ["--config", dir + "/bad.json"], ["--clock", "fast"]] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: Paths.tabbard)
-            p.arguments = ["--socket", dir + "/s", "--state", dir + "/st.json"] + args
-            let err = Pipe()
-            p.standardError = err
-            try p.run()
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 1, "\(args): \(text)")
+            let r = try runCapturing(Paths.tabbard, ["--socket", dir + "/s", "--state", dir + "/st.json"] + args)
+            let text = r.stderr
+            #expect(r.status == 1, "\(args): \(text)")
             #expect(text.contains("clock") || text.contains("--capture"), "\(args): \(text)")
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// The real binary on a real socket, driven with raw lines.
 @Suite(.serialized) struct ProtocolTests {
@@ -217,15 +218,9 @@ import TabBarCore
     @Test func aSecondDaemonDoesNotStealALiveSocket() throws {
         let d = try Daemon()
         defer { #expect(d.stop() == 0) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Paths.tabbard)
-        p.arguments = ["--socket", d.socket, "--state", d.dir + "/other.json", "--audio", "null"]
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 1)
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let r = try runCapturing(Paths.tabbard, ["--socket", d.socket, "--state", d.dir + "/other.json", "--audio", "null"])
+        #expect(r.status == 1)
+        let text = r.stderr
         #expect(text.contains("already listening"))
         // The first daemon still serves.
         #expect(try RawClient(path: d.socket).call("ping")["result"] == .obj([:]))

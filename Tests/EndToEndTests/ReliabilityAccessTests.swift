@@ -2,23 +2,18 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// A process run as another user (`setpriv`), with `groups` as its supplementary groups.
 /// Returns its exit status (nil: still running after `timeout`, then killed), stdout, stderr.
 func runAs(uid: UInt32, gid: UInt32, groups: [UInt32] = [], _ args: [String], environment: [String: String]? = nil,
            timeout: Double = 20) throws -> (Int32?, String, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
     let g = groups.isEmpty ? ["--clear-groups"] : ["--groups=" + groups.map(String.init).joined(separator: ",")]
-    p.arguments = ["--reuid=\(uid)", "--regid=\(gid)"] + g + args
-    if let environment { p.environment = environment }
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
+    let piped = try Piped("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)"] + g + args, environment: environment)
+    let p = piped.process
     let exited = ReliabilityTests.waitForExit(p, timeout: timeout)
-    let o = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let e = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let o = String(decoding: piped.stdout.readDataToEndOfFile(), as: UTF8.self)
+    let e = String(decoding: piped.stderr.readDataToEndOfFile(), as: UTF8.self)
     return (exited ? p.terminationStatus : nil, o, e)
 }
 
@@ -77,12 +72,8 @@ struct ReliabilityAccessTests {
         try FileManager.default.removeItem(atPath: dir + "/socket")
         // Gone: the daemon makes the directory itself, 0700, and tabbarctl talks to it.
         try FileManager.default.removeItem(atPath: dir)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + daemon
-        p.environment = fallbackEnvironment()
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try ChildProcess("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + daemon,
+                                 environment: fallbackEnvironment(), stderr: open("/dev/null", O_WRONLY | O_CLOEXEC))
         defer { kill(p.processIdentifier, SIGTERM); p.waitUntilExit() }
         try waitUntil("the daemon listens in \(dir)") { access(dir + "/socket", F_OK) == 0 }
         var st = stat()
@@ -124,13 +115,9 @@ struct ReliabilityAccessTests {
         chown(dir, uid, uid)
         let stateDir = dir + "/state"
         #expect(mkdir(stateDir, 0o755) == 0)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", Paths.tabbard, "--socket", dir + "/sock",
-                       "--state", stateDir + "/state.json", "--audio", "null", "--sounds", Paths.sounds]
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
+        let piped = try Piped("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", Paths.tabbard, "--socket", dir + "/sock",
+                                                  "--state", stateDir + "/state.json", "--audio", "null", "--sounds", Paths.sounds])
+        let p = piped.process
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
         try waitUntil("the daemon listens") { access(dir + "/sock", F_OK) == 0 }
         let c = try RawClient(path: dir + "/sock")
@@ -142,7 +129,7 @@ struct ReliabilityAccessTests {
         c.close()
         kill(p.processIdentifier, SIGTERM)
         p.waitUntilExit()
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = String(decoding: piped.stderr.readDataToEndOfFile(), as: UTF8.self)
         #expect(!log.contains("the journal keeps every change"), "\(log)")
         #expect(log.contains("every change is refused"), "\(log)")
     }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// Issue 13's server-side defects: replies stay whole for a slow subscriber, one daemon
 /// per state file, a safe fallback socket directory, supplementary groups, a state
@@ -131,7 +132,7 @@ final class SharedValue<T>: @unchecked Sendable {
 
 extension ReliabilityTests {
     /// Waits (bounded) for `p` to exit by itself; kills it and returns false if it does not.
-    static func waitForExit(_ p: Process, timeout: Double = 20) -> Bool {
+    static func waitForExit(_ p: ChildProcess, timeout: Double = 20) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while p.isRunning && Date() < deadline { usleep(10_000) }
         if p.isRunning {
@@ -150,15 +151,11 @@ extension ReliabilityTests {
         let c = try RawClient(path: first.socket)
         #expect(try c.call("tab.select", #"{"tab":"chat"}"#)["result"]?["seq"] == .int(1))
         let other = try makeTempDir("tabbard-lock")
-        let second = Process()
-        second.executableURL = URL(fileURLWithPath: Paths.tabbard)
-        second.arguments = ["--socket", other + "/sock", "--state", first.state, "--audio", "null"]
-        let err = Pipe()
-        second.standardError = err
-        try second.run()
+        let piped = try Piped(Paths.tabbard, ["--socket", other + "/sock", "--state", first.state, "--audio", "null"])
+        let second = piped.process
         let exited = Self.waitForExit(second)
         #expect(exited, "the second daemon did not stop by itself")
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: piped.stderr.readDataToEndOfFile(), as: UTF8.self)
         #expect(second.terminationStatus != 0)
         let lines = text.split(separator: "\n").filter { $0.contains("cannot start") }
         #expect(lines.count == 1, "one line: \(text)")

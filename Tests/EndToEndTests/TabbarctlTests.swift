@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// tabbarctl against the real daemon, as a person at a terminal uses it.
 @Suite(.serialized) struct TabbarctlTests {
@@ -9,13 +10,9 @@ import TabBarCore
         let d = try Daemon()
         defer { #expect(d.stop() == 0) }
         // Terminal 3: monitor (reads its first line to know the subscription is live).
-        let monitor = Process()
-        monitor.executableURL = URL(fileURLWithPath: Paths.tabbarctl)
-        monitor.arguments = ["--socket", d.socket, "monitor"]
-        let out = Pipe()
-        monitor.standardOutput = out
-        try monitor.run()
-        let reader = LineReader(out.fileHandleForReading)
+        let piped = try Piped(Paths.tabbarctl, ["--socket", d.socket, "monitor"])
+        let monitor = piped.process
+        let reader = LineReader(piped.stdout)
         let first = try #require(reader.next())
         #expect(first.contains("subscribed"))
 
@@ -37,13 +34,9 @@ import TabBarCore
     @Test func monitorJSONPrintsEventsAsReceived() throws {
         let d = try Daemon()
         defer { #expect(d.stop() == 0) }
-        let monitor = Process()
-        monitor.executableURL = URL(fileURLWithPath: Paths.tabbarctl)
-        monitor.arguments = ["--socket", d.socket, "monitor", "--json", "--topics", "badge"]
-        let out = Pipe()
-        monitor.standardOutput = out
-        try monitor.run()
-        let reader = LineReader(out.fileHandleForReading)
+        let piped = try Piped(Paths.tabbarctl, ["--socket", d.socket, "monitor", "--json", "--topics", "badge"])
+        let monitor = piped.process
+        let reader = LineReader(piped.stdout)
         _ = try #require(reader.next())
         #expect(try tabbarctl(["badge", "chat", "120"], socket: d.socket).0 == 0)
         let line = try #require(reader.next())
