@@ -118,7 +118,8 @@ final class EventListener: @unchecked Sendable {
     /// 64 clients send 19,200 mixed requests (selections, badges, feedback, layout, reads)
     /// while 32 subscribers listen. Every subscriber ends with the state `state.get` gives,
     /// its seqs have no gap or duplicate except across a `state.resync`, every request got
-    /// its reply, and a restart after SIGKILL replays the journal to exactly the same state.
+    /// its reply, in order (one deadline for the whole phase: late is not lost), and a
+    /// restart after SIGKILL replays the journal to exactly the same state.
     @Test func sixtyFourClientsAndThirtyTwoSubscribers() throws {
         let d = try startDaemon(config: #"{"max_clients":200,"compact_every":1000000}"#)
         let listeners = try (0..<32).map { _ in try EventListener(socket: d.socket) }
