@@ -125,6 +125,12 @@ out="$(tabbarctl --instance mail state 2>&1)"
 grep -q 'selected inbox' <<<"$out" && ok "tabbarctl --instance mail: its own config (mail.json: inbox, sent)" || fail "tabbarctl --instance mail state: $out"
 out="$(TABBARD_INSTANCE=mail tabbarctl select sent 2>&1)"
 grep -q 'selected sent' <<<"$out" && ok "TABBARD_INSTANCE=mail tabbarctl select sent" || fail "TABBARD_INSTANCE=mail: $out"
+# ExecStart= passes no --audio/--sounds (flags would win over the config file):
+# the instance's "audio": "null" is in force, and the sounds are the installed ones.
+out="$(tabbarctl --instance mail stats 2>&1)"
+grep -qx 'audio.sink: null' <<<"$out" && ok "instance mail: its config's \"audio\": \"null\" is in force" || fail "instance mail: its config's audio is not in force: $(grep '^audio.sink' <<<"$out")"
+out="$(tabbarctl --instance mail sounds 2>&1)"
+grep -q '^click .*/usr/share/tabbard/sounds/click.wav' <<<"$out" && ok "instance mail: the installed sounds (no --sounds)" || fail "instance mail sounds: $out"
 ls "$HOME/.local/state/tabbard/mail/" 2>/dev/null | grep -q '^state.json' && ok "its own state: ~/.local/state/tabbard/mail/" || fail "no state in ~/.local/state/tabbard/mail"
 kill "$m"; wait "$m" 2>/dev/null
 

@@ -100,7 +100,7 @@ esac
 
 # The ExecStart= of the rendered unit, with the daemon's paths.
 exec_start="$(sed -n 's/^ExecStart=//p' "$unit")"
-[[ "$exec_start" == "$work/prefix/bin/tabbard "* ]] || fail "unexpected ExecStart=$exec_start"
+[[ "$exec_start" == "$work/prefix/bin/tabbard" || "$exec_start" == "$work/prefix/bin/tabbard "* ]] || fail "unexpected ExecStart=$exec_start"
 
 # The notify socket, read by a small listener (systemd's is 0777 too).
 /usr/bin/python3 - "$work/notify" "$work/notify.log" <<'EOF' &
@@ -202,7 +202,9 @@ for _ in $(seq 100); do grep -q . "$work/monitor" 2>/dev/null && break; sleep 0.
 step "tab.select" ctl select chat
 step "badge.set" ctl badge chat 3
 step "sound.play (thread + sink)" ctl play click
-step "sound.list" ctl sounds
+out="$(ctl sounds 2>&1)"  # no --sounds in ExecStart=: found next to the binary
+if grep -q "^click .*$work/prefix/share/tabbard/sounds/click.wav" <<<"$out"; then echo "ok: sound.list: the installed sounds, PREFIX/share/tabbard/sounds"
+else fail "sound.list: not the installed sounds: $out"; fi
 step "sound.reload" ctl call sound.reload
 step "stats.get" ctl stats
 step "state.get" ctl state

@@ -215,7 +215,7 @@ extension Server {
                     settleAudio(queued: true)
                 case .failure(let e):
                     stats.soundsFailed += 1
-                    Log.debug("Feedback sound not played", ["sound": name, "reason": e.message])
+                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: Posix.monotonicNs())
                 }
             case let .timer(key, atMs):
                 timers[key] = atMs
@@ -241,7 +241,8 @@ extension Server {
             try store.commitReachable(before: batch.stateBefore, after: reducer.state, limits: reducer.limits)
         } catch {
             reducer.state = batch.stateBefore
-            Log.error("Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused", ["error": "\(error)", "file": store.journalPath])
+            peerLogs.write(.journal, .error, "Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused",
+                           ["error": "\(error)", "file": store.journalPath], nowNs: Posix.monotonicNs())
             let refused = storageFailed("\(error)")
             // What a queue holds past its mark is the group's: the replies to its changes
             // (in order) and its events. Each reply becomes the refusal of its request.

@@ -28,6 +28,8 @@ public final class Server {
     var dirty: [Connection] = []
     var nextConnID: UInt64 = 1
     var stats = ServerStats()
+    /// Log lines a peer can cause at will, each kind rate-limited (LogLimit.swift).
+    var peerLogs = PeerLogs()
     var running = true
     var watchdogIntervalNs: UInt64?
     var nextWatchdogNs: UInt64 = 0
@@ -202,6 +204,10 @@ public final class Server {
         if conns.values.contains(where: { $0.queued > 0 }) {
             timeout = timeout < 0 ? 1000 : min(timeout, 1000)
         }
+        if let due = peerLogs.flushDueNs {
+            let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
+            timeout = timeout < 0 ? ms : min(timeout, ms)
+        }
         if let ms = timerTimeoutMs() { timeout = timeout < 0 ? ms : min(timeout, ms) }
         if !store.compacting, let due = store.compactionDueNs {
             let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
@@ -225,6 +231,7 @@ public final class Server {
             }
             status.polled(nowNs: now)
         }
+        peerLogs.flush(nowNs: now)
         store.finishCompaction(wait: false)
         if store.needsCompaction && !store.compacting {
             // In the background: the loop only renames the journal (StateStore.startCompaction).
@@ -236,8 +243,8 @@ public final class Server {
         // Clients that stopped reading their replies.
         let limitNs = UInt64(config.writeTimeoutMs) * 1_000_000
         for c in conns.values where c.queued > 0 && now > c.lastProgressNs + limitNs {
-            Log.warning("Disconnecting a client that does not read its replies", [
-                "client": String(c.id), "pid": String(c.pid), "uid": String(c.uid), "queued_bytes": String(c.queued)])
+            peerLogs.write(.slow, .warning, "Disconnecting a client that does not read its replies", [
+                "client": String(c.id), "pid": String(c.pid), "uid": String(c.uid), "queued_bytes": String(c.queued)], nowNs: now)
             stats.slowClientsDropped += 1
             drop(c)
         }
@@ -251,7 +258,7 @@ public final class Server {
             if fd < 0 {
                 if errno == EINTR { continue }
                 if errno == EMFILE || errno == ENFILE {
-                    Log.warning("Out of file descriptors; not accepting for now", ["error": Errno().description])
+                    peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; not accepting for now", ["error": Errno().description], nowNs: now)
                 }
                 return
             }
@@ -264,14 +271,14 @@ public final class Server {
             if ownsSocketPath && !allowed(uid: uid, gid: gid, fd: fd) {
                 stats.connectionsRefused += 1
                 refuse(fd, .permissionDenied("uid \(uid) may not use this tabbard (allowed: its own uid \(getuid()), root, and allowed_uids/allowed_gids in the config)."))
-                Log.warning("Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)])
+                peerLogs.write(.refused, .warning, "Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)], nowNs: now)
                 continue
             }
             if conns.count >= config.maxClients { reapHungUp(now: now) }
             if conns.count >= config.maxClients {
                 stats.connectionsRefused += 1
                 refuse(fd, .limitExceeded("Too many clients (max_clients = \(config.maxClients)); try again later."))
-                Log.warning("Refused a client: max_clients reached", ["pid": String(pid), "uid": String(uid)])
+                peerLogs.write(.full, .warning, "Refused a client: max_clients reached", ["pid": String(pid), "uid": String(uid)], nowNs: now)
                 continue
             }
             let c = Connection(fd: fd, id: nextConnID, maxLine: config.maxLine)
@@ -285,7 +292,7 @@ public final class Server {
             watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
             c.out.append(contentsOf: helloLine)
             markDirty(c)
-            Log.debug("Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)])
+            peerLogs.write(.connected, .debug, "Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)], nowNs: now)
         }
     }
 
@@ -432,7 +439,7 @@ public final class Server {
         close(c.fd)
         conns[c.fd] = nil
         if c.subscribed { subscribers.removeAll { $0 === c } }
-        Log.debug("Client disconnected", ["client": String(c.id)])
+        peerLogs.write(.disconnected, .debug, "Client disconnected", ["client": String(c.id)], nowNs: Posix.monotonicNs())
     }
 
     // MARK: Events
@@ -457,7 +464,8 @@ public final class Server {
                 if !s.behind {
                     // Once per episode: a stuck subscriber overflows again at every few events.
                     s.behind = true
-                    Log.info("Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)])
+                    peerLogs.write(.behind, .info, "Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)],
+                                   nowNs: Posix.monotonicNs())
                 }
             } else {
                 s.out.append(contentsOf: line)

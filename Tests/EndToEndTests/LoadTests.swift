@@ -118,21 +118,37 @@ final class EventListener: @unchecked Sendable {
     /// 64 clients send 19,200 mixed requests (selections, badges, feedback, layout, reads)
     /// while 32 subscribers listen. Every subscriber ends with the state `state.get` gives,
     /// its seqs have no gap or duplicate except across a `state.resync`, every request got
-    /// its reply, and a restart after SIGKILL replays the journal to exactly the same state.
+    /// its reply, in order (one deadline for the whole phase: late is not lost), and a
+    /// restart after SIGKILL replays the journal to exactly the same state.
     @Test func sixtyFourClientsAndThirtyTwoSubscribers() throws {
         let d = try startDaemon(config: #"{"max_clients":200,"compact_every":1000000}"#)
         let listeners = try (0..<32).map { _ in try EventListener(socket: d.socket) }
         for l in listeners { l.start() }
         let perClient = 300
-        final class Counts: @unchecked Sendable { var failures = [Int](repeating: 0, count: 64) }
-        let counts = Counts()
+        /// What went wrong for each client (nil: every request got its reply, in order), and
+        /// its slowest batch (20 requests sent → their 20th reply read), in seconds.
+        final class Outcomes: @unchecked Sendable {
+            var problems = [String?](repeating: nil, count: 64)
+            var slowest = [Double](repeating: 0, count: 64)
+        }
+        let outcomes = Outcomes()
         let socket = d.socket
         let tabs = ["home", "nearby", "chat", "me"]
+        // One deadline for the whole phase, not one per reply: on a loaded machine the daemon
+        // (one loop thread among ~100 busy ones here) can be off the CPU for seconds, and a
+        // reply that comes late is not a reply that is missing. What is asserted is that
+        // each reply comes, in order, on the same connection (docs/ROBUSTNESS.md).
+        let phase = 120.0
+        let deadline = Date().addingTimeInterval(phase)
         var threads: [Thread] = []
         for k in 0..<64 {
             let t = Thread {
                 var rng = SystemRandomNumberGenerator()
-                guard let c = try? RawClient(path: socket) else { counts.failures[k] = perClient; return }
+                let c: RawClient
+                do { c = try RawClient(path: socket) } catch {
+                    outcomes.problems[k] = "could not connect: \(error)"
+                    return
+                }
                 var sent = 0
                 while sent < perClient {
                     var batch = ""
@@ -154,18 +170,37 @@ final class EventListener: @unchecked Sendable {
                         }
                         batch += line + "\n"
                     }
-                    guard (try? c.send(batch)) != nil else { counts.failures[k] += n; return }
-                    for j in 0..<n {
-                        guard let r = try? c.readJSON(), r["id"] == .string("\(k)-\(sent + j)") else { counts.failures[k] += 1; continue }
+                    let start = Date()
+                    do { try c.send(batch) } catch {
+                        outcomes.problems[k] = "request \(sent): \(error)"
+                        return
                     }
+                    for j in 0..<n {
+                        let want = JSON.string("\(k)-\(sent + j)")
+                        let reply: JSON?
+                        do { reply = try c.readJSON(timeout: max(0.001, deadline.timeIntervalSinceNow)) } catch {
+                            outcomes.problems[k] = "request \(sent + j): no reply within the \(phase) s of the phase (\(error))"
+                            return
+                        }
+                        guard let reply else {
+                            outcomes.problems[k] = "request \(sent + j): the daemon closed the connection before its reply"
+                            return
+                        }
+                        guard reply["id"] == want else {
+                            outcomes.problems[k] = "request \(sent + j): got the reply to \(reply["id"]?.text ?? "nothing") instead"
+                            return
+                        }
+                    }
+                    outcomes.slowest[k] = max(outcomes.slowest[k], Date().timeIntervalSince(start))
                     sent += n
                 }
             }
             threads.append(t)
             t.start()
         }
-        try waitUntil("the 64 clients", timeout: 60) { threads.allSatisfy(\.isFinished) }
-        #expect(counts.failures.reduce(0, +) == 0, "requests without their reply")
+        try waitUntil("the 64 clients", timeout: phase + 10) { threads.allSatisfy(\.isFinished) }
+        let problems = outcomes.problems.enumerated().compactMap { k, p in p.map { "client \(k): \($0)" } }
+        #expect(problems.isEmpty, "\(problems.count) clients without every reply, in order: \(problems.prefix(5))")
         let probe = try RawClient(path: d.socket)
         let final = try #require(try probe.call("state.get")["result"])
         let finalSeq = try #require(final["seq"]?.intValue)
@@ -185,7 +220,7 @@ final class EventListener: @unchecked Sendable {
         defer { #expect(again.stop() == 0) }
         let replayed = try RawClient(path: again.socket).call("state.get")["result"]
         #expect(replayed == final)
-        print("load: \(finalSeq) changes, \(listeners.map(\.events).reduce(0, +)) events to 32 subscribers, \(resyncs) resyncs")
+        print("load: \(finalSeq) changes, \(listeners.map(\.events).reduce(0, +)) events to 32 subscribers, \(resyncs) resyncs; slowest batch of 20 replies \(String(format: "%.2f", outcomes.slowest.max() ?? 0)) s")
     }
 
     /// Hostile lines of every kind, `TABBARD_HOSTILE_REQUESTS` of them (default 200,000;

@@ -81,9 +81,23 @@ import TabBarCore
         let before = try writer.call("state.get")["result"]
         _ = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
 
+        // A reload takes the loop ~0.06 s of CPU (debug build). Under load that CPU comes
+        // late — the wall time is mostly spent runnable, waiting for a core — so the wait is
+        // for the event with a deadline that only a stuck daemon misses, and a failure says
+        // which it was: CPU used and time spent waiting for a CPU meanwhile, and its state.
+        let sched0 = d.scheduling()
+        let t0 = ActivatedDaemon.now()
         kill(d.pid, SIGHUP)
-        let reloading = try d.notify.wait(timeout: 10) { $0.fields["RELOADING"] == "1" }
-        let readyAgain = try d.notify.wait(timeout: 10) { $0.fields["READY"] == "1" }
+        func waitFor(_ what: String, _ match: (NotifySocket.Message) -> Bool) throws -> NotifySocket.Message {
+            do { return try d.notify.wait(timeout: 60, match) } catch {
+                let now = d.scheduling()
+                throw TestFailure("\(what): \(error); meanwhile the daemon used \(now.cpu - sched0.cpu) s of CPU and waited \(now.waited - sched0.waited) s for one; state \(now.state)")
+            }
+        }
+        let reloading = try waitFor("RELOADING=1 after SIGHUP") { $0.fields["RELOADING"] == "1" }
+        let readyAgain = try waitFor("READY=1 after the reload") { $0.fields["READY"] == "1" }
+        let after = d.scheduling()
+        print("SIGHUP → READY=1: \(String(format: "%.2f", readyAgain.at - t0)) s; the daemon's loop used \(String(format: "%.3f", after.cpu - sched0.cpu)) s of CPU and waited \(String(format: "%.3f", after.waited - sched0.waited)) s for one")
         #expect(reloading.at <= readyAgain.at)
         let monotonic = try #require(reloading.fields["MONOTONIC_USEC"].flatMap { UInt64($0) })
         #expect(monotonic > 0)
