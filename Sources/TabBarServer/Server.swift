@@ -22,6 +22,9 @@ public final class Server {
     let listenFD: Int32
     let ownsSocketPath: Bool
     let signalFD: Int32
+    /// A descriptor held in reserve: out of descriptors, it is closed to accept the waiting
+    /// client and tell it why it is turned away (`acceptClients`), then taken again.
+    var spareFD: Int32 = -1
     var conns: [Int32: Connection] = [:]
     var subscribers: [Connection] = []
     /// Connections with output to flush at the end of this loop turn.
@@ -103,6 +106,14 @@ public final class Server {
         sigemptyset(&mask)
         for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, s) }
         signalFD = signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
+        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        // Without these the daemon could neither wait nor be stopped by SIGTERM.
+        if epfd < 0 || signalFD < 0 || spareFD < 0 {
+            let e = Errno()
+            close(listener)
+            if owned { unlink(config.socketPath) }
+            throw ServerError("cannot set up the event loop: \(e) (is the descriptor limit, RLIMIT_NOFILE, too low?)")
+        }
         let hello: JSON = .obj([
             "server": .string("tabbard"), "version": .string(Server.version), "protocol": .int(1),
             "max_line": .int(config.maxLine), "features": .array(Methods.names.map { .string($0) }),
@@ -258,7 +269,18 @@ public final class Server {
             if fd < 0 {
                 if errno == EINTR { continue }
                 if errno == EMFILE || errno == ENFILE {
-                    peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; not accepting for now", ["error": Errno().description], nowNs: now)
+                    peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; turning new clients away", ["error": Errno().description], nowNs: now)
+                    // The waiting client stays in the backlog and the socket stays readable: the
+                    // loop would spin on it. Make room with the spare, take the client, say why.
+                    guard spareFD >= 0 else { return }
+                    close(spareFD)
+                    let turned = tabbard_accept(listenFD)
+                    if turned >= 0 {
+                        stats.connectionsRefused += 1
+                        refuse(turned, .limitExceeded("The daemon is out of file descriptors (RLIMIT_NOFILE); try again later."))
+                    }
+                    spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    if turned >= 0 { continue }
                 }
                 return
             }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// The configurable bounds: max_clients, max_line, max_queued_bytes (a slow subscriber
 /// gets one state.resync; a client that pipelines without reading is paused), and
@@ -25,6 +26,38 @@ import TabBarCore
         clients.removeLast().close()
         var again: RawClient?
         try waitUntil("a free slot") {
+            again = try? RawClient(path: d.socket)
+            return again != nil
+        }
+        #expect(try again?.call("ping")["result"] == .obj([:]))
+    }
+
+    /// Out of file descriptors (RLIMIT_NOFILE), a new client gets one `limit_exceeded`
+    /// line, then EOF — it is not left in the backlog while the loop spins on a readable
+    /// socket — and once a client leaves, new ones are served again.
+    @Test(.enabled(if: access("/usr/bin/prlimit", X_OK) == 0, "needs prlimit (util-linux)"))
+    func outOfDescriptorsTurnsClientsAwayWithOneLine() throws {
+        let d = try startDaemon()
+        defer { #expect(d.stop() == 0) }
+        // A client that got its hello: the daemon is set up and in its loop (it listens before).
+        var clients = [try RawClient(path: d.socket)]
+        let pid = d.process.processIdentifier
+        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
+        #expect(open > 3)
+        // Room for one more descriptor: one more client, then none.
+        let limit = try runCapturing("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(open + 1):\(open + 1)"])
+        #expect(limit.status == 0, "\(limit.stderr)")
+        clients.append(try RawClient(path: d.socket))
+        for _ in 0..<3 {
+            let over = try connectSocket(d.socket)
+            defer { close(over) }
+            let lines = try readUntilEOF(over)
+            #expect(lines.count == 1 && lines[0].contains(#""kind":"limit_exceeded""#) && lines[0].contains("out of file descriptors"), "\(lines)")
+        }
+        #expect(try clients[0].call("ping")["result"] == .obj([:]))
+        clients.removeLast().close()
+        var again: RawClient?
+        try waitUntil("a free descriptor") {
             again = try? RawClient(path: d.socket)
             return again != nil
         }
