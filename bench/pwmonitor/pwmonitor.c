@@ -184,9 +184,9 @@ static struct pw_stream *connect(const char *name, const char *target, enum spa_
 		PW_KEY_MEDIA_CATEGORY, dir == SPA_DIRECTION_INPUT ? "Capture" : "Playback",
 		PW_KEY_MEDIA_ROLE, "Production", PW_KEY_TARGET_OBJECT, target, NULL);
 	if (dir == SPA_DIRECTION_INPUT) pw_properties_set(p, PW_KEY_STREAM_CAPTURE_SINK, "true");
+	else pw_properties_set(p, PW_KEY_NODE_LATENCY, "256/48000");
 	/* --passive: the capture does not keep the graph running (as when nothing else plays) */
 	if (dir == SPA_DIRECTION_INPUT && m.passive) pw_properties_set(p, PW_KEY_NODE_PASSIVE, "true");
-	else pw_properties_set(p, PW_KEY_NODE_LATENCY, "256/48000");
 	struct pw_stream *st = pw_stream_new_simple(pw_main_loop_get_loop(m.loop), name, p, ev, (void *)name);
 	uint8_t buf[1024];
 	struct spa_pod_builder pb = SPA_POD_BUILDER_INIT(buf, sizeof buf);
