@@ -281,21 +281,35 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
             return
         }
-        // The shortest interval between two steps is one cycle (a longer one may span the
-        // graph switching its quantum as this stream joined).
-        var shortest = UInt64.max
-        for i in 1..<steps.count { shortest = min(shortest, steps[i].0 - steps[i - 1].0) }
-        let cycle = Double(shortest) / 1e9 * rate
-        // The first step may be a plugin moving the whole write into its server (PulseAudio).
-        let step = steps.dropFirst().map { $0.1 }.max() ?? availMin
-        var pull = step
-        if cycle > Double(step) * 1.4 {
-            // The server pulls a larger quantum than avail_min lets it have.
-            pull = 1 << Int(log2(cycle).rounded())
+        let pull = AlsaSink.pull(steps: steps, availMin: availMin, rate: rate)
+        if pull > availMin {
             setAvailMin(min(pull, bufferFrames - periodFrames))
             log?(.info, "audio server takes \(pull) frames a cycle; avail_min raised to \(availMin) device=\(deviceName)")
         }
         pullFrames = max(pull, 1)
+    }
+
+    /// What the server takes a cycle, from `settle`'s steps (when the queue shrank, by how much).
+    ///
+    /// A step larger than `avail_min` is the quantum itself: PipeWire's plugin (0.3.65) then hands
+    /// a whole quantum only every other cycle (measured at min-quantum 1024 with `avail_min` 128:
+    /// 1024 frames every 42.6 ms, the monitor seeing 1024-frame cycles every 21.3 ms), so the
+    /// interval between steps is two cycles and must not be read as one: an `avail_min` of 2048
+    /// made the plugin ask for a 2048-frame latency and the graph ran 42.6 ms cycles. Only when
+    /// each step is at most `avail_min` does the shortest interval tell a larger cycle (a server
+    /// that takes `avail_min` per cycle and plays silence for the rest).
+    static func pull(steps: [(UInt64, Int)], availMin: Int, rate: Double) -> Int {
+        // The first step may be a plugin moving the whole write into its server (PulseAudio).
+        let step = steps.dropFirst().map { $0.1 }.max() ?? availMin
+        if Double(step) > Double(availMin) * 1.4 { return step }
+        // The shortest interval between two steps is one cycle (a longer one may span the
+        // graph switching its quantum as this stream joined).
+        var shortest = UInt64.max
+        for i in 1..<max(steps.count, 1) { shortest = min(shortest, steps[i].0 - steps[i - 1].0) }
+        guard shortest != UInt64.max else { return step }
+        let cycle = Double(shortest) / 1e9 * rate
+        if cycle > Double(step) * 1.4 { return 1 << Int(log2(cycle).rounded()) }
+        return step
     }
 
     /// Current `avail_min` (frames).

@@ -14,6 +14,7 @@
  *   ready RATE                    the monitor is linked and capturing
  *   onset NS FRAME                a click reached the sink at NS (CLOCK_MONOTONIC), FRAME = its frame in the dump
  *   gap FRAMES                    the monitor lost FRAMES frames (the dump has a hole there; timings around it are off)
+ *   cycle NS FRAMES               with --cycles: each captured buffer (its graph cycle's start, its size = the quantum)
  *   cycles N quantum MIN MAX frames F   at exit
  *   calibration N residual_ns MIN P50 MAX   at exit with --calibrate
  *
@@ -59,6 +60,9 @@ struct monitor {
 
 	/* calibration: known impulse times (playback) and measured onsets (capture) */
 	int calibrate;
+	/* --cycles: one line per captured buffer (its graph-cycle time and size), to see the quantum change */
+	int trace;
+	int passive;
 	int played, measured;
 	int64_t next_impulse;
 	int64_t known[MAX_CAL], seen[MAX_CAL];
@@ -99,6 +103,7 @@ static void on_capture(void *data)
 		printf("gap %lld\n", (long long)(t.ticks - m.prev_ticks) - (long long)m.prev_frames);
 		m.prev_now = 0;
 	}
+	if (m.trace) printf("cycle %lld %u\n", (long long)t.now, n);
 	if (n < m.qmin || m.qmin == 0) m.qmin = n;
 	if (n > m.qmax) m.qmax = n;
 	m.cycles++;
@@ -180,6 +185,8 @@ static struct pw_stream *connect(const char *name, const char *target, enum spa_
 		PW_KEY_MEDIA_ROLE, "Production", PW_KEY_TARGET_OBJECT, target, NULL);
 	if (dir == SPA_DIRECTION_INPUT) pw_properties_set(p, PW_KEY_STREAM_CAPTURE_SINK, "true");
 	else pw_properties_set(p, PW_KEY_NODE_LATENCY, "256/48000");
+	/* --passive: the capture does not keep the graph running (as when nothing else plays) */
+	if (dir == SPA_DIRECTION_INPUT && m.passive) pw_properties_set(p, PW_KEY_NODE_PASSIVE, "true");
 	struct pw_stream *st = pw_stream_new_simple(pw_main_loop_get_loop(m.loop), name, p, ev, (void *)name);
 	uint8_t buf[1024];
 	struct spa_pod_builder pb = SPA_POD_BUILDER_INIT(buf, sizeof buf);
@@ -214,7 +221,7 @@ static int cmp64(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pwmonitor [--target NODE] [--raw FILE|--wav FILE] [--threshold N] [--gap-ms MS]\n"
-			"                 [--duration S] [--count N] [--calibrate N]\n");
+			"                 [--duration S] [--count N] [--calibrate N] [--cycles] [--passive]\n");
 	exit(2);
 }
 
@@ -225,6 +232,8 @@ int main(int argc, char *argv[])
 	if (target == NULL) target = "tabbard_rig_sink";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--cycles")) { m.trace = 1; continue; }
+		if (!strcmp(a, "--passive")) { m.passive = 1; continue; }
 		if (v == NULL) usage();
 		if (!strcmp(a, "--target")) target = v;
 		else if (!strcmp(a, "--raw")) raw = v;
