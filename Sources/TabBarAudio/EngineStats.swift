@@ -34,14 +34,18 @@ extension AudioEngine {
             if case .number(let t) = v, let x = Double(t) { return .double((x / 10).rounded() / 100) }
             return .null
         }
-        let sorted = lat.values.sorted()
-        let sinkSorted = sinkLat.values.sorted()
         let aheadSorted = ahead.sorted()
         let fmt = sink.format
         let periodUs = Double(d.periodFrames) * 1e6 / Double(max(fmt.rate, 1))
         var m: [JSON.Member] = []
         func add(_ k: String, _ v: JSON) { m.append(JSON.Member(k, v)) }
         func count(_ k: String, _ a: borrowing Atomic<Int>) { add(k, .int(a.load(ordering: .relaxed))) }
+        func latencies(_ name: String, _ w: LatencyWindow) {
+            let sorted = w.values.sorted()
+            add("\(name)_p50_us", us(pct(sorted, 0.5)))
+            add("\(name)_p99_us", us(pct(sorted, 0.99)))
+            add("\(name)_max_us", w.count > 0 ? .double((Double(w.max) / 10).rounded() / 100) : .null)
+        }
         add("device", .string(sink.deviceName))
         add("state", .string(deviceState))
         add("pacing", .string(d.pacing))
@@ -60,12 +64,8 @@ extension AudioEngine {
         count("queue_full", counters.queueFull)
         count("reports_dropped", counters.reportsDropped)
         add("latency_samples", .int(min(lat.count, AudioEngine.latencyWindow)))
-        add("latency_p50_us", us(pct(sorted, 0.5)))
-        add("latency_p99_us", us(pct(sorted, 0.99)))
-        add("latency_max_us", lat.count > 0 ? .double((Double(lat.max) / 10).rounded() / 100) : .null)
-        add("sink_latency_p50_us", us(pct(sinkSorted, 0.5)))
-        add("sink_latency_p99_us", us(pct(sinkSorted, 0.99)))
-        add("sink_latency_max_us", sinkLat.count > 0 ? .double((Double(sinkLat.max) / 10).rounded() / 100) : .null)
+        latencies("latency", lat)
+        latencies("sink_latency", sinkLat)
         add("frames_ahead_p50", pct(aheadSorted, 0.5))
         add("frames_ahead_max", aheadSorted.last.map { JSON.int($0) } ?? .null)
         count("xruns", counters.xruns)
