@@ -24,9 +24,14 @@ import TabBarTesting
         #expect(try clients[63].call("ping")["result"] == .obj([:]))
         #expect(try clients[0].call("ping")["result"] == .obj([:]))
         clients.removeLast().close()
+        try expectServedOnceFree(d.socket, "a free slot")
+    }
+
+    /// Once a client has left, a new one is served (after the daemon read the EOF).
+    func expectServedOnceFree(_ socket: String, _ what: String) throws {
         var again: RawClient?
-        try waitUntil("a free slot") {
-            again = try? RawClient(path: d.socket)
+        try waitUntil(what) {
+            again = try? RawClient(path: socket)
             return again != nil
         }
         #expect(try again?.call("ping")["result"] == .obj([:]))
@@ -56,12 +61,7 @@ import TabBarTesting
         }
         #expect(try clients[0].call("ping")["result"] == .obj([:]))
         clients.removeLast().close()
-        var again: RawClient?
-        try waitUntil("a free descriptor") {
-            again = try? RawClient(path: d.socket)
-            return again != nil
-        }
-        #expect(try again?.call("ping")["result"] == .obj([:]))
+        try expectServedOnceFree(d.socket, "a free descriptor")
     }
 
     /// A line of exactly max_line bytes is served; one byte more is `line_too_long`; the
