@@ -11,8 +11,7 @@ import TabBarCore
 /// Invariants:
 /// - Framing does not depend on how the stream is cut: any chunking (and
 ///   byte-by-byte) gives the lines a reference splitter gives.
-/// - The byte-level `tab.select` path (`FastSelect`) agrees with the slow path on
-///   every line it accepts: id, command, and the params it journals.
+/// - Every typed reply and event encodes as the one line of JSON its `JSON` view says.
 /// - Every line with an id, and every line that is not a request at all, gets
 ///   exactly one reply; notifications get none. Every reply is valid JSON, is
 ///   one line, echoes the request's id exactly, and has exactly one of
@@ -165,7 +164,6 @@ public enum ProtocolFuzz {
                 // Time passes between lines (0…490 ms, by the line's length); due timers fire first, as in the loop.
                 world.now += Int64(bytes.count % 50) * 10
                 try fireDueTimers(&world)
-                try bytes.withUnsafeBufferPointer { try checkFastPath($0, world) }
                 let decoded = bytes.withUnsafeBufferPointer { Envelope.decode($0) }
                 switch decoded {
                 case .failure(let rejection):
@@ -177,11 +175,11 @@ public enum ProtocolFuzz {
                     if request.id != nil { expectedReplies += 1 }
                     let result = try execute(request, &world)
                     if let id = request.id {
-                        switch result {
-                        case .success(let v): Wire.result(id: id, v, into: &out)
-                        case .failure(let e): Wire.error(id: id, e, into: &out)
-                        }
+                        Wire.reply(id: id, result, into: &out)
                         try checkReply(out, id: id)
+                        if case .success(let v) = result, let parsed = try? JSON.parse(out.dropLast()), parsed["result"] != v.json {
+                            throw Violation("reply \(String(decoding: out, as: UTF8.self)) does not say \(v.json.text)")
+                        }
                     }
                 }
             }
@@ -206,90 +204,21 @@ public enum ProtocolFuzz {
                              snapshot: snapshot, snapshotJournalOffset: snapshotJournalOffset)
     }
 
-    /// The server's byte-level `tab.select` path must agree with the slow path on every
-    /// line it accepts: the same id, the same command, the same params for the journal.
-    static func checkFastPath(_ line: UnsafeBufferPointer<UInt8>, _ world: World) throws {
-        guard let fast = FastSelect.scan(line, maxIDLength: limits.maxIDLength) else { return }
-        let text = String(decoding: line, as: UTF8.self)
-        guard case .success(let request) = Envelope.decode(line), let id = request.id else {
-            throw Violation("the fast path accepts a line the slow path rejects: \(text)")
-        }
-        if fast.idJSON(line) != id { throw Violation("fast path id \(fast.idJSON(line).text), slow path \(id.text): \(text)") }
-        var written: [UInt8] = []
-        fast.writeID(line, into: &written)
-        if written != id.encoded() { throw Violation("fast path writes the id as \(String(decoding: written, as: UTF8.self)): \(text)") }
-        guard case .success(let command) = Methods.command(for: request, limits: limits), command == fast.command(line) else {
-            throw Violation("fast path command \(fast.command(line)) differs from the slow path's: \(text)")
-        }
-        written = []
-        fast.writeParams(line, into: &written)
-        if written != (request.params ?? .obj([:])).encoded() {
-            throw Violation("fast path journals params \(String(decoding: written, as: UTF8.self)), slow path \((request.params ?? .null).text): \(text)")
-        }
-        try checkPlainPath(line, fast, request, world)
-    }
-
-    /// A plain select (the server's `PlainSelectIndex` path) must do what the reducer does
-    /// with the same request: the same tab, state and sounds, and the same reply, event
-    /// and journal bytes as the general path writes from the `Outcome`.
-    static func checkPlainPath(_ line: UnsafeBufferPointer<UInt8>, _ fast: FastSelect, _ request: Request, _ world: World) throws {
-        let text = String(decoding: line, as: UTF8.self)
-        var index = PlainSelectIndex(world.reducer.state)
-        let reference = world.reducer.plainSelectTarget(fast, line)
-        guard var plan = index.plan(fast, line, seq: world.reducer.state.seq + 1) else { return }
-        guard reference == plan.k else {
-            throw Violation("the plain select index picks item \(plan.k), the reducer \(reference.map(String.init) ?? "the general path"): \(text)")
-        }
-        plan.seqDigits = Digits(plan.seq)
-        var general = world.reducer
-        let outcome = general.reduce(fast.command(line), at: world.now)
-        var plain = world.reducer
-        let effects = plain.commitPlainSelect(plan.k, source: fast.source, reselected: plan.reselected)
-        guard plain.state == general.state, effects == outcome.effects, outcome.events.count == 1,
-              case .success(let value) = outcome.reply, let id = request.id else {
-            throw Violation("a plain select commits otherwise than the reducer (\(outcome.events.count) events): \(text)")
-        }
-        var expected: [UInt8] = [], got = [UInt8](repeating: 0, count: 1 << 17)
-        func written(_ body: (inout ByteWriter) -> Void) -> [UInt8] {
-            got.withUnsafeMutableBufferPointer { buf in
-                var w = ByteWriter(base: buf.baseAddress!, capacity: buf.count)
-                body(&w)
-                return w.failed ? [] : Array(w.bytes)
-            }
-        }
-        Wire.result(id: id, value, into: &expected)
-        let reply = written { index.writeReply(plan, fast, line, into: &$0) }
-        guard reply == expected else {
-            throw Violation("plain reply \(String(decoding: reply, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
-        }
-        expected = Wire.notification(outcome.events[0].method, outcome.events[0].params)
-        var method = ""
-        let event = written { method = index.writeEvent(plan, source: fast.source, into: &$0) }
-        guard event == expected, method == outcome.events[0].method else {
-            throw Violation("plain event \(String(decoding: event, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
-        }
-        expected = []
-        let entry = outcome.journal ?? JournalEntry(request.method, request.params)
-        Persistence.journalLine(seq: general.state.seq, method: entry.method, params: entry.params, into: &expected)
-        let journal = written { plan.writeJournal(fast, line, into: &$0) }
-        guard journal == expected else {
-            throw Violation("plain journal line \(String(decoding: journal, as: UTF8.self)) ≠ \(String(decoding: expected, as: UTF8.self))")
-        }
-    }
-
     /// What `Server.fireDueTimers` does.
     static func fireDueTimers(_ world: inout World) throws {
         var fired = 0
         while let (key, due) = world.timers.min(by: { $0.value < $1.value }), due <= world.now {
             world.timers[key] = nil
-            _ = try apply(.timerFired(key), method: "timer.fired", params: key.json, &world)
+            _ = try apply(.timerFired(key), method: "timer.fired", params: nil, &world)
             fired += 1
             if fired > 10_000 { throw Violation("timers keep firing: \(world.timers)") }
         }
     }
 
-    /// What `Server.execute` does, minus sockets and audio.
-    static func execute(_ request: Request, _ world: inout World) throws -> Result<JSON, RPCError> {
+    /// What `Server.handle` does with a request, minus sockets and audio: the same table
+    /// (`Methods`) decodes it, the reducer runs its state commands, and the server's own
+    /// are answered as the daemon would without sounds or clients.
+    static func execute(_ request: Request, _ world: inout World) throws -> Result<Reply, RPCError> {
         let command: Command
         switch Methods.command(for: request, limits: world.reducer.limits) {
         case .failure(let e): return .failure(e)
@@ -297,20 +226,24 @@ public enum ProtocolFuzz {
         }
         let seq = world.reducer.state.seq
         switch command {
-        case .ping, .unsubscribe: return .success(.obj([:]))
-        case .soundList: return .success(.obj(["sounds": .array([])]))
-        case .soundReload: return .success(.obj(["sounds": .int(0), "failures": .array([])]))
-        case .soundPlay(let name): return .failure(.unknownSound(name))
-        case .statsGet: return .success(.obj(["seq": .int(seq)]))
-        case .subscribe:
-            return .success(.obj(["seq": .int(seq), "state": world.reducer.state.json(limits: world.reducer.limits)]))
-        default: break
+        case .state(let cmd):
+            return try apply(cmd, method: request.method, params: request.params, &world)
+        case .server(let cmd):
+            switch cmd {
+            case .ping, .unsubscribe: return .success(.empty)
+            case .soundList: return .success(.json(.obj(["sounds": .array([])])))
+            case .soundReload: return .success(.json(.obj(["sounds": .int(0), "failures": .array([])])))
+            case .soundPlay(let name): return .failure(.unknownSound(name))
+            case .statsGet: return .success(.json(.obj(["seq": .int(seq)])))
+            case .stateGet, .subscribe: return .success(.state(seq: seq, world.reducer.state, world.reducer.limits))
+            case .clockAdvance, .clockGet, .captureStart, .captureStop:
+                return .failure(.invalidRequest("the fuzzer has no manual clock and no capture"))
+            }
         }
-        return try apply(command, method: request.method, params: request.params, &world)
     }
 
     /// What `Server.applyStateCommand` does, checking the change.
-    static func apply(_ command: Command, method: String, params: JSON?, _ world: inout World) throws -> Result<JSON, RPCError> {
+    static func apply(_ command: StateCommand, method: String, params: JSONValue?, _ world: inout World) throws -> Result<Reply, RPCError> {
         let before = world.reducer.state
         let outcome = world.reducer.reduce(command, at: world.now)
         let after = world.reducer.state
@@ -329,15 +262,19 @@ public enum ProtocolFuzz {
                     throw Violation("\(method): event \(e.method) carries seq \(e.params["seq"]?.text ?? "none"), the change made \(after.seq)")
                 }
                 // What a subscriber receives is one line of valid JSON saying the same.
-                let line = Wire.notification(e.method, e.params)
+                var line: [UInt8] = []
+                e.write(into: &line)
                 guard line.last == 0x0A, line.firstIndex(of: 0x0A) == line.count - 1,
                       let parsed = try? JSON.parse(line.dropLast()),
                       parsed["method"] == .string(e.method), parsed["params"] == e.params else {
                     throw Violation("event \(e.method) does not encode as one line of JSON: \(String(decoding: line, as: UTF8.self))")
                 }
             }
-            let entry = outcome.journal ?? JournalEntry(method, params)
-            Persistence.journalLine(seq: after.seq, method: entry.method, params: entry.params, into: &world.journal)
+            if let entry = outcome.journal {
+                Persistence.journalLine(seq: after.seq, entry, into: &world.journal)
+            } else {
+                Persistence.journalLine(seq: after.seq, method: method, params: params?.raw, into: &world.journal)
+            }
         }
         for effect in outcome.effects {
             switch effect {
@@ -350,9 +287,9 @@ public enum ProtocolFuzz {
         case .failure:
             if after != before { throw Violation("\(method): failed but changed the state") }
         case .success(let v):
-            if command.isStateCommand, case .timerFired = command {} else if command.isStateCommand || command == .stateGet {
-                guard v["seq"] == .int(after.seq) else {
-                    throw Violation("\(method): reply seq \(v["seq"]?.text ?? "none"), state seq \(after.seq)")
+            if case .timerFired = command {} else {
+                guard v.json["seq"] == .int(after.seq) else {
+                    throw Violation("\(method): reply seq \(v.json["seq"]?.text ?? "none"), state seq \(after.seq)")
                 }
             }
         }
@@ -425,7 +362,7 @@ public enum ProtocolFuzz {
         do { parsed = try JSON.parse(text) } catch { throw Violation("state JSON does not parse: \(error.description)") }
         if parsed != json { throw Violation("state JSON changes when parsed back") }
         let back: BarState
-        do { back = try BarState.decode(parsed, seq: s.seq, limits: limits) } catch {
+        do { back = try BarState.decode(JSONDocument(parsed).root, seq: s.seq, limits: limits) } catch {
             throw Violation("state does not decode: \(error.message) — \(String(decoding: text, as: UTF8.self))")
         }
         if back != Persistence.restored(s) { throw Violation("state differs after a JSON round trip: \(String(decoding: text, as: UTF8.self))") }

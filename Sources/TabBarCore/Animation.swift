@@ -106,21 +106,20 @@ extension Reducer {
     /// sound starting with it (played by the same change).
     mutating func cue(_ trigger: CueTrigger, _ k: Int, from previous: Int? = nil, sound: [Effect] = [], into out: inout Outcome) {
         guard let (style, descriptor) = descriptor(trigger, k, from: previous) else { return }
-        out.events.append(cueEvent(tab: .string(state.items[k].id), trigger, style, descriptor, sound: sound))
+        out.events.append(cueEvent(tab: state.items[k].id, trigger, style, descriptor, sound: sound))
     }
 
     /// The bar's slide for an animated show/hide (`tab` null).
     mutating func visibilityCue(from: Double, to: Double, durationMs: Int, sound: [Effect], into out: inout Outcome) {
         let h = state.layout.height
         let d = AnimationDescriptor.slide(target: "bar", property: "translation.y", from: from * h, to: to * h, durationMs: durationMs)
-        out.events.append(cueEvent(tab: .null, .visibility, .slide, d, sound: sound))
+        out.events.append(cueEvent(tab: nil, .visibility, .slide, d, sound: sound))
     }
 
-    func cueEvent(tab: JSON, _ trigger: CueTrigger, _ style: AnimationStyle, _ descriptor: JSON, sound: [Effect]) -> Event {
-        var soundName: JSON = .null
-        for case let .play(name, _, _) in sound { soundName = .string(name) }
-        return Event("animation.cue", .obj(["seq": seqJSON, "tab": tab, "trigger": .string(trigger.rawValue),
-                                            "kind": .string(style.rawValue), "descriptor": descriptor, "sound": soundName]))
+    func cueEvent(tab: String?, _ trigger: CueTrigger, _ style: AnimationStyle, _ descriptor: JSON, sound: [Effect]) -> BarEvent {
+        var soundName: String?
+        for case let .play(name, _, _) in sound { soundName = name }
+        return .animationCue(seq: seq, tab: tab, trigger: trigger, kind: style, descriptor: descriptor, sound: soundName)
     }
 
     mutating func animationBegin(kind: String, tab: String?, durationMs: Int) -> Outcome {
@@ -131,32 +130,28 @@ extension Reducer {
         state.seq += 1
         let a = ActiveAnimation(id: Int(state.seq), kind: kind, tab: tab, durationMs: durationMs, startMs: now)
         state.animations.append(a)
-        var params: [JSON.Member] = [JSON.Member("seq", seqJSON)]
-        if case .object(let m) = a.json { params += m }
-        return Outcome(reply: .success(.obj(["seq": seqJSON, "animation": .int(a.id)])),
-                       events: [Event("animation.began", .object(params))],
+        return Outcome(reply: .success(.animation(seq: seq, id: a.id)), events: [.animationBegan(seq: seq, a)],
                        effects: sound(.animation, item: nil, kind: kind) + [.timer(.animation(a.id), atMs: now + Int64(durationMs))])
     }
 
     mutating func animationEnd(id: Int, reason: AnimationEndReason) -> Outcome {
         guard let i = state.animations.firstIndex(where: { $0.id == id }) else {
             // Already ended (by its front end or when its duration passed): nothing to do.
-            if id <= state.seq { return Outcome(reply: .success(.obj(["seq": seqJSON]))) }
+            if id <= state.seq { return Outcome(reply: .success(.seq(seq))) }
             return .fail(.invalidParams("animation", "There is no animation \(id); use the id animation.begin returned."))
         }
         state.animations.remove(at: i)
         state.seq += 1
-        return Outcome(reply: .success(.obj(["seq": seqJSON])),
-                       events: [Event("animation.ended", .obj(["seq": seqJSON, "animation": .int(id), "reason": .string(reason.rawValue)]))],
+        return Outcome(reply: .success(.seq(seq)), events: [.animationEnded(seq: seq, id: id, reason: reason)],
                        effects: [.cancelTimer(.animation(id))])
     }
 
     /// A front end's animation reached its duration without `animation.end`: it ends as `finished`.
     mutating func animationTimerFired(_ id: Int) -> Outcome {
-        guard state.animations.contains(where: { $0.id == id }) else { return Outcome(reply: .success(.null)) }
+        guard state.animations.contains(where: { $0.id == id }) else { return Outcome(reply: .success(.none)) }
         var out = animationEnd(id: id, reason: .finished)
         out.effects = []
-        out.journal = JournalEntry("timer.fired", TimerKey.animation(id).json)
+        out.journal = .timerFired(.animation(id))
         return out
     }
 }

@@ -1,13 +1,21 @@
 /// A decoded JSON-RPC request. `id == nil` means a notification (no reply).
-public struct Request: Equatable, Sendable {
+public struct Request: Sendable {
     public var id: JSON?
     public var method: String
-    public var params: JSON?
+    /// The params object as the line holds it (nil: none, or `null`).
+    public var params: JSONValue?
 
-    public init(id: JSON?, method: String, params: JSON? = nil) {
+    public init(id: JSON?, method: String, params: JSONValue?) {
         self.id = id
         self.method = method
         self.params = params
+    }
+
+    /// A request from a `JSON` params value (tests and tools).
+    public init(id: JSON?, method: String, params: JSON? = nil) {
+        self.id = id
+        self.method = method
+        if let params, params != .null { self.params = JSONDocument(params).root }
     }
 }
 
@@ -21,37 +29,35 @@ public enum Envelope {
         public var silent: Bool
     }
 
-    public static func decode(_ line: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) -> Result<Request, Rejection> {
-        let json: JSON
+    /// Reads `line` into `doc` (whose previous contents it replaces) and its envelope.
+    public static func decode(_ line: UnsafeBufferPointer<UInt8>, into doc: JSONDocument,
+                              maxDepth: Int = JSON.defaultMaxDepth) -> Result<Request, Rejection> {
         do {
-            json = try JSON.parse(line, maxDepth: maxDepth)
+            try doc.parse(line, maxDepth: maxDepth)
         } catch {
             return .failure(Rejection(id: .null, error: .parseError(error.description), silent: false))
         }
-        return decode(json)
+        return decode(doc.root)
     }
 
-    public static func decode(_ json: JSON) -> Result<Request, Rejection> {
-        guard case .object(let members) = json else {
-            if case .array = json { return .failure(Rejection(id: .null, error: .batchUnsupported, silent: false)) }
-            return .failure(Rejection(id: .null, error: .invalidRequest("A request must be a JSON object, not \(json.typeName)."), silent: false))
+    /// `decode` into a document of its own.
+    public static func decode(_ line: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) -> Result<Request, Rejection> {
+        decode(line, into: JSONDocument(), maxDepth: maxDepth)
+    }
+
+    /// The envelope of a parsed request object.
+    public static func decode(_ value: JSONValue) -> Result<Request, Rejection> {
+        guard value.kind == .object else {
+            if value.kind == .array { return .failure(Rejection(id: .null, error: .batchUnsupported, silent: false)) }
+            return .failure(Rejection(id: .null, error: .invalidRequest("A request must be a JSON object, not \(value.typeName)."), silent: false))
         }
+        let idValue = value["id"], method = value["method"], params = value["params"], version = value["jsonrpc"]
+        // (Unknown envelope members are ignored.)
         var id: JSON?
-        var method: JSON?
-        var params: JSON?
-        var version: JSON?
-        for m in members {
-            switch m.key {
-            case "id": id = m.value
-            case "method": method = m.value
-            case "params": params = m.value
-            case "jsonrpc": version = m.value
-            default: break  // unknown envelope members are ignored
-            }
-        }
-        if let i = id {
-            switch i {
-            case .number, .string: break
+        if let i = idValue {
+            switch i.kind {
+            case .number: id = .number(String(decoding: i.raw, as: UTF8.self))
+            case .string, .escapedString: id = .string(i.stringValue!)
             case .null:
                 // A reply with `"id":null` is what a line that is not JSON gets: the client could
                 // not tell the two apart, so a null id is refused (the reply's id is null either way).
@@ -61,23 +67,25 @@ public enum Envelope {
             }
         }
         let replyID = id ?? .null
-        if let v = version, v != .string("2.0") {
+        if let v = version, !(v.kind == .string && v.raw.elementsEqual(#""2.0""#.utf8)) {
             return .failure(Rejection(id: replyID, error: .invalidRequest("\"jsonrpc\" must be \"2.0\" when present."), silent: false))
         }
         guard let method else {
             return .failure(Rejection(id: replyID, error: .invalidRequest("The request has no \"method\"."), silent: false))
         }
-        guard case .string(let name) = method else {
+        guard let name = method.stringValue else {
             return .failure(Rejection(id: replyID, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false))
         }
-        if let p = params {
-            switch p {
-            case .object, .null: break
-            default:
-                return .failure(Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil))
-            }
+        if let p = params, p.kind != .object, p.kind != .null {
+            return .failure(Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil))
         }
-        return .success(Request(id: id, method: name, params: params))
+        return .success(Request(id: id, method: name, params: params?.isNull == true ? nil : params))
+    }
+
+    /// The envelope of a `JSON` request (tests and tools).
+    public static func decode(_ json: JSON) -> Result<Request, Rejection> {
+        let doc = JSONDocument(json)
+        return decode(doc.root)
     }
 }
 

@@ -2,18 +2,18 @@
 /// and the null sink's WAV capture. The server runs them; they change no bar state.
 extension Methods {
     static let harness: [MethodSpec] = [
-        MethodSpec(name: "clock.advance") { p, _ throws(RPCError) in
+        .server("clock.advance") { p, _ throws(RPCError) in
             try p.only(["ms"])
             guard let ms = try p.int("ms", range: 0...3_600_000) else {
                 throw .invalidParams("ms", "Missing field \"ms\" (milliseconds to move the manual clock by, 0…3600000).")
             }
             return .clockAdvance(ms: ms)
         },
-        MethodSpec(name: "clock.get") { p, _ throws(RPCError) in try p.only([]); return .clockGet },
-        MethodSpec(name: "capture.start") { p, _ throws(RPCError) in
+        .server("clock.get") { p, _ throws(RPCError) in try p.only([]); return .clockGet },
+        .server("capture.start") { p, _ throws(RPCError) in
             try p.only(["path"])
             return .captureStart(path: try p.requiredString("path", maxLength: 4096))
         },
-        MethodSpec(name: "capture.stop") { p, _ throws(RPCError) in try p.only([]); return .captureStop },
+        .server("capture.stop") { p, _ throws(RPCError) in try p.only([]); return .captureStop },
     ]
 }

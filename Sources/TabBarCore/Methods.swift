@@ -10,10 +10,8 @@ public enum Source: String, Equatable, Sendable {
     case program
 }
 
-/// A request, decoded and validated against its method's parameter rules.
-public enum Command: Equatable, Sendable {
-    case ping
-    case stateGet
+/// A request that the reducer handles: it may change the state (`Reducer.reduce`).
+public enum StateCommand: Equatable, Sendable {
     /// `items` nil: a layout-only update. `badgeGiven[k]`: item k names its badge (else it keeps its old one).
     case configure(items: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?, settings: Params? = nil)
     case select(TabRef, ifSeq: Int?, source: Source)
@@ -22,12 +20,6 @@ public enum Command: Equatable, Sendable {
     case badgeSet(String, BadgeUpdate)
     case badgeClear(String)
     case feedbackSet(profile: FeedbackProfile?, volume: Double?)
-    case soundPlay(String)
-    case soundList
-    case soundReload
-    case subscribe(topics: [String]?)
-    case unsubscribe
-    case statsGet
     /// A finger on the bar, in bar coordinates; `touchID` names the sequence (down…up/cancel).
     case touch(TouchPhase, x: Double, y: Double, touchID: Int?)
     case highlight(String, HighlightPhase)
@@ -39,31 +31,71 @@ public enum Command: Equatable, Sendable {
     case animationEnd(id: Int, reason: AnimationEndReason)
     /// A timer the reducer asked for (`Effect.timer`) is due; sent by the server's loop, never by clients.
     case timerFired(TimerKey)
+}
+
+/// A request that the server answers itself: it reads the state or works outside it
+/// (sounds, subscriptions, statistics, the test harness), and never changes the state.
+public enum ServerCommand: Equatable, Sendable {
+    case ping
+    case stateGet
+    case soundPlay(String)
+    case soundList
+    case soundReload
+    case subscribe(topics: [String]?)
+    case unsubscribe
+    case statsGet
     /// Test harness (`HarnessMethods.swift`): the manual clock and the null sink's capture.
     case clockAdvance(ms: Int)
     case clockGet
     case captureStart(path: String)
     case captureStop
+}
 
-    /// Whether the reducer may change the state for this command (the others are served by the server).
-    public var isStateCommand: Bool {
+/// A request, decoded and validated against its method's parameter rules: which of the
+/// two handles it is part of its type.
+public enum Command: Equatable, Sendable {
+    case state(StateCommand)
+    case server(ServerCommand)
+
+    /// Whether the command may change the state.
+    public var changesState: Bool {
         switch self {
-        case .configure, .select, .actionTrigger, .actionFinish, .badgeSet, .badgeClear, .feedbackSet,
-             .touch, .highlight, .setHidden, .navPush, .navPop, .scroll, .animationBegin, .animationEnd, .timerFired:
-            return true
-        default: return false
+        case .state: return true
+        case .server: return false
         }
     }
 }
 
 extension Params: Equatable {
-    public static func == (a: Params, b: Params) -> Bool { a.members == b.members && a.prefix == b.prefix }
+    /// Same text, same prefix.
+    public static func == (a: Params, b: Params) -> Bool {
+        guard a.prefix == b.prefix else { return false }
+        switch (a.object, b.object) {
+        case (nil, nil): return true
+        case let (x?, y?): return x.sameText(y)
+        default: return false
+        }
+    }
 }
 
-/// One entry of the dispatch table: a method and how its params decode.
+/// One method, declared once: its name, how its params decode, and — by the kind of
+/// command the decoder returns — who handles it: the reducer (a state method, which may
+/// change the state and is journaled) or the server.
 public struct MethodSpec: Sendable {
     public let name: String
+    /// Whether the method may change the state (its command is a `StateCommand`).
+    public let changesState: Bool
     public let decode: @Sendable (Params, Limits) throws(RPCError) -> Command
+
+    /// A method the reducer handles.
+    public static func state(_ name: String, _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> StateCommand) -> MethodSpec {
+        MethodSpec(name: name, changesState: true) { p, l throws(RPCError) in .state(try decode(p, l)) }
+    }
+
+    /// A method the server handles.
+    public static func server(_ name: String, _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> ServerCommand) -> MethodSpec {
+        MethodSpec(name: name, changesState: false) { p, l throws(RPCError) in .server(try decode(p, l)) }
+    }
 }
 
 /// Every method, declared once. Unknown methods and bad params get uniform errors.
@@ -72,9 +104,9 @@ public enum Methods {
     public static let all: [MethodSpec] = core + styles + harness
 
     static let core: [MethodSpec] = [
-        MethodSpec(name: "ping") { p, _ throws(RPCError) in try p.only([]); return .ping },
-        MethodSpec(name: "state.get") { p, _ throws(RPCError) in try p.only([]); return .stateGet },
-        MethodSpec(name: "bar.configure") { p, limits throws(RPCError) in
+        .server("ping") { p, _ throws(RPCError) in try p.only([]); return .ping },
+        .server("state.get") { p, _ throws(RPCError) in try p.only([]); return .stateGet },
+        .state("bar.configure") { p, limits throws(RPCError) in
             try p.only(["items", "selected", "layout", "settings"])
             var items: [Item]?
             var badgeGiven: [Bool] = []
@@ -89,15 +121,16 @@ public enum Methods {
                 }
                 items = decoded
             }
-            let layout = try p.object("layout")
-            let settings = try p.object("settings")
+            // (Kept past the line's document: the reducer reads them.)
+            let layout = try p.object("layout")?.detached()
+            let settings = try p.object("settings")?.detached()
             if items == nil && layout == nil && settings == nil {
                 throw .invalidParams("items", "Missing field \"items\" (an array of items); give \"items\", \"layout\", \"settings\" or any of them.")
             }
             return .configure(items: items, badgeGiven: badgeGiven, selected: try p.id("selected", maxLength: limits.maxIDLength),
                               layout: layout, settings: settings)
         },
-        MethodSpec(name: "tab.select") { p, limits throws(RPCError) in
+        .state("tab.select") { p, limits throws(RPCError) in
             try p.only(["tab", "index", "if_seq", "source"])
             let ref: TabRef
             switch (try p.id("tab", maxLength: limits.maxIDLength), try p.int("index")) {
@@ -109,16 +142,16 @@ public enum Methods {
             return .select(ref, ifSeq: try p.int("if_seq"),
                            source: try p.choice("source", Source.self, allowed: ["user", "program"]) ?? .user)
         },
-        MethodSpec(name: "action.trigger") { p, limits throws(RPCError) in
+        .state("action.trigger") { p, limits throws(RPCError) in
             try p.only(["tab", "source"])
             return .actionTrigger(try p.requiredID("tab", maxLength: limits.maxIDLength),
                                   source: try p.choice("source", Source.self, allowed: ["user", "program"]) ?? .user)
         },
-        MethodSpec(name: "action.finish") { p, limits throws(RPCError) in
+        .state("action.finish") { p, limits throws(RPCError) in
             try p.only(["tab"])
             return .actionFinish(try p.requiredID("tab", maxLength: limits.maxIDLength))
         },
-        MethodSpec(name: "badge.set") { p, limits throws(RPCError) in
+        .state("badge.set") { p, limits throws(RPCError) in
             try p.only(["tab", "count", "text", "dot", "hidden"])
             let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
             let hidden = try p.bool("hidden")
@@ -128,11 +161,11 @@ public enum Methods {
             let badge = try Badge.decode(p, limits: limits)
             return .badgeSet(tab, BadgeUpdate(value: badge.map { .set($0) } ?? .remove, hidden: hidden))
         },
-        MethodSpec(name: "badge.clear") { p, limits throws(RPCError) in
+        .state("badge.clear") { p, limits throws(RPCError) in
             try p.only(["tab"])
             return .badgeClear(try p.requiredID("tab", maxLength: limits.maxIDLength))
         },
-        MethodSpec(name: "feedback.set") { p, _ throws(RPCError) in
+        .state("feedback.set") { p, _ throws(RPCError) in
             try p.only(["profile", "volume"])
             let profile = try p.choice("profile", FeedbackProfile.self, allowed: ["full", "quiet", "silent"])
             let volume = try p.double("volume", range: 0...1)
@@ -141,39 +174,43 @@ public enum Methods {
             }
             return .feedbackSet(profile: profile, volume: volume)
         },
-        MethodSpec(name: "sound.play") { p, _ throws(RPCError) in
+        .server("sound.play") { p, _ throws(RPCError) in
             try p.only(["name"])
             return .soundPlay(try p.requiredString("name", maxLength: 256))
         },
-        MethodSpec(name: "sound.list") { p, _ throws(RPCError) in try p.only([]); return .soundList },
-        MethodSpec(name: "sound.reload") { p, _ throws(RPCError) in try p.only([]); return .soundReload },
-        MethodSpec(name: "subscribe") { p, _ throws(RPCError) in
+        .server("sound.list") { p, _ throws(RPCError) in try p.only([]); return .soundList },
+        .server("sound.reload") { p, _ throws(RPCError) in try p.only([]); return .soundReload },
+        .server("subscribe") { p, _ throws(RPCError) in
             try p.only(["topics"])
             guard let list = try p.array("topics") else { return .subscribe(topics: nil) }
             var topics: [String] = []
             for (k, t) in list.enumerated() {
-                guard case .string(let s) = t, !s.isEmpty, s.utf8.count <= 64 else {
+                guard let s = t.stringValue, !s.isEmpty, s.utf8.count <= 64 else {
                     throw .invalidParams("topics[\(k)]", "Each topic must be a non-empty string of at most 64 bytes, such as \"tab\" or \"badge.changed\".")
                 }
                 topics.append(s)
             }
             return .subscribe(topics: topics)
         },
-        MethodSpec(name: "unsubscribe") { p, _ throws(RPCError) in try p.only([]); return .unsubscribe },
-        MethodSpec(name: "stats.get") { p, _ throws(RPCError) in try p.only([]); return .statsGet },
+        .server("unsubscribe") { p, _ throws(RPCError) in try p.only([]); return .unsubscribe },
+        .server("stats.get") { p, _ throws(RPCError) in try p.only([]); return .statsGet },
     ]
-
-    static let table: [String: MethodSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
 
     /// The names of all methods, for `hello.features` and docs.
     public static var names: [String] { all.map(\.name) }
 
+    /// The method called `name`, if there is one.
+    @inline(__always)
+    public static func spec(named name: String) -> MethodSpec? {
+        for m in all where m.name == name { return m }
+        return nil
+    }
+
     /// Looks up and decodes a request's params.
     public static func command(for request: Request, limits: Limits) -> Result<Command, RPCError> {
-        guard let spec = table[request.method] else { return .failure(.methodNotFound(request.method)) }
+        guard let spec = spec(named: request.method) else { return .failure(.methodNotFound(request.method)) }
         do {
-            let params = try Params(request.params)
-            return .success(try spec.decode(params, limits))
+            return .success(try spec.decode(try Params(request.params), limits))
         } catch {
             return .failure(error)
         }

@@ -1,34 +1,65 @@
-/// Typed access to a request's `params` object, producing `invalid_params`
-/// errors that name the field. `prefix` qualifies nested fields (`items[2].id`).
+/// Typed access to a request's `params` object, read in place from its document
+/// (`JSONValue`: no tree), producing `invalid_params` errors that name the field.
+/// `prefix` qualifies nested fields (`items[2].id`).
 public struct Params: Sendable {
-    public let members: [JSON.Member]
+    /// The object (nil: no params, or `null`).
+    public let object: JSONValue?
     public let prefix: String
 
-    public init(_ json: JSON?, prefix: String = "") throws(RPCError) {
-        switch json {
-        case nil, .null?: members = []
-        case .object(let m)?: members = m
-        case let other?:
+    public init(_ value: JSONValue?, prefix: String = "") throws(RPCError) {
+        if let value, value.kind == .object {
+            object = value
+        } else if value == nil || value!.isNull {
+            object = nil
+        } else {
             throw .invalidParams(prefix.isEmpty ? "params" : prefix,
-                                 "\(prefix.isEmpty ? "params" : prefix) must be an object, not \(other.typeName).")
+                                 "\(prefix.isEmpty ? "params" : prefix) must be an object, not \(value!.typeName).")
         }
         self.prefix = prefix
     }
 
-    public func name(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
-
-    public subscript(key: String) -> JSON? {
-        for m in members where m.key == key { return m.value }
-        return nil
+    /// The params of a `JSON` value (tests and tools; the server reads its lines in place).
+    public init(json: JSON?, prefix: String = "") throws(RPCError) {
+        guard let json else { try self.init(nil as JSONValue?, prefix: prefix); return }
+        let doc = JSONDocument(json)
+        try self.init(doc.root, prefix: prefix)
     }
 
-    public func has(_ key: String) -> Bool { self[key] != nil }
+    /// Members in order.
+    public var members: [(key: String, value: JSONValue)] { object?.members ?? [] }
+
+    /// A copy that outlives the document it was read from (see `JSONValue.detached`).
+    public func detached() -> Params {
+        guard let object else { return self }
+        return try! Params(object.detached(), prefix: prefix)
+    }
+
+    public func name(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
+
+    @inline(__always)
+    public subscript(key: some FieldName) -> JSONValue? { key.withBytes { object?.member($0) } }
+
+    public func has(_ key: some FieldName) -> Bool { self[key] != nil }
 
     /// Rejects any member not in `allowed`, naming it.
-    public func only(_ allowed: [String]) throws(RPCError) {
-        for m in members where !allowed.contains(m.key) {
-            let list = allowed.isEmpty ? "none" : allowed.joined(separator: ", ")
-            throw .invalidParams(name(m.key), "Unknown field \"\(name(m.key))\"; accepted fields: \(list).")
+    public func only(_ allowed: [StaticString]) throws(RPCError) { try only(allowed as [any FieldName]) }
+
+    /// `only` for names made at run time.
+    public func only(names allowed: [String]) throws(RPCError) { try only(allowed as [any FieldName]) }
+
+    private func only(_ allowed: [any FieldName]) throws(RPCError) {
+        guard let object else { return }
+        let doc = object.doc
+        var k = object.index + 1
+        for _ in 0..<Int(doc.tokens[object.index].count) {
+            var known = false
+            for a in allowed where a.withBytes({ JSONValue(doc, k).isKey($0) }) { known = true; break }
+            if !known {
+                let key = doc.string(k)
+                let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
+                throw .invalidParams(name(key), "Unknown field \"\(name(key))\"; accepted fields: \(list).")
+            }
+            k = Int(doc.tokens[k + 1].next)
         }
     }
 
@@ -36,47 +67,49 @@ public struct Params: Sendable {
         .invalidParams(name(key), "Missing field \"\(name(key))\" (\(what)).")
     }
 
-    func wrong(_ key: String, _ what: String, _ got: JSON) -> RPCError {
+    func wrong(_ key: String, _ what: String, _ got: JSONValue) -> RPCError {
         .invalidParams(name(key), "Field \"\(name(key))\" must be \(what), not \(got.typeName).")
     }
 
-    public func string(_ key: String, maxLength: Int = 1024) throws(RPCError) -> String? {
-        guard let v = self[key], v != .null else { return nil }
-        guard case .string(let s) = v else { throw wrong(key, "a string", v) }
+    public func string(_ key: some FieldName, maxLength: Int = 1024) throws(RPCError) -> String? {
+        guard let v = self[key], !v.isNull else { return nil }
+        guard let s = v.stringValue else { throw wrong(key.text, "a string", v) }
         if s.utf8.count > maxLength {
+            let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" is \(s.utf8.count) bytes long; at most \(maxLength) are allowed.")
         }
         return s
     }
 
-    public func requiredString(_ key: String, maxLength: Int = 1024) throws(RPCError) -> String {
-        guard let s = try string(key, maxLength: maxLength) else { throw missing(key, "a string") }
+    public func requiredString(_ key: some FieldName, maxLength: Int = 1024) throws(RPCError) -> String {
+        guard let s = try string(key, maxLength: maxLength) else { throw missing(key.text, "a string") }
         return s
     }
 
     /// An item id: 1…`maxLength` bytes, no control characters.
-    public func id(_ key: String, maxLength: Int = 64) throws(RPCError) -> String? {
+    public func id(_ key: some FieldName, maxLength: Int = 64) throws(RPCError) -> String? {
         guard let s = try string(key, maxLength: maxLength) else { return nil }
-        if s.isEmpty { throw .invalidParams(name(key), "Field \"\(name(key))\" must not be empty.") }
-        if s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        if s.isEmpty { let key = key.text; throw .invalidParams(name(key), "Field \"\(name(key))\" must not be empty.") }
+        if s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" must not contain control characters.")
         }
         return s
     }
 
-    public func requiredID(_ key: String, maxLength: Int = 64) throws(RPCError) -> String {
-        guard let s = try id(key, maxLength: maxLength) else { throw missing(key, "an item id") }
+    public func requiredID(_ key: some FieldName, maxLength: Int = 64) throws(RPCError) -> String {
+        guard let s = try id(key, maxLength: maxLength) else { throw missing(key.text, "an item id") }
         return s
     }
 
-    public func bool(_ key: String) throws(RPCError) -> Bool? {
-        guard let v = self[key], v != .null else { return nil }
-        guard case .bool(let b) = v else { throw wrong(key, "true or false", v) }
+    public func bool(_ key: some FieldName) throws(RPCError) -> Bool? {
+        guard let v = self[key], !v.isNull else { return nil }
+        guard let b = v.boolValue else { throw wrong(key.text, "true or false", v) }
         return b
     }
 
-    public func requiredBool(_ key: String) throws(RPCError) -> Bool {
-        guard let b = try bool(key) else { throw missing(key, "true or false") }
+    public func requiredBool(_ key: some FieldName) throws(RPCError) -> Bool {
+        guard let b = try bool(key) else { throw missing(key.text, "true or false") }
         return b
     }
 
@@ -87,11 +120,13 @@ public struct Params: Sendable {
     /// number written as a whole number — digits, an optional `-`, no fraction and no
     /// exponent — whose value is in `range`; anything else is refused, never rounded or
     /// clamped. Without a `range`, the safe integers.
-    public func int(_ key: String, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
-        guard let v = self[key], v != .null else { return nil }
-        guard case .number(let text) = v else { throw wrong(key, "a whole number", v) }
+    public func int(_ key: some FieldName, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
+        guard let v = self[key], !v.isNull else { return nil }
+        guard v.kind == .number else { throw wrong(key.text, "a whole number", v) }
         let range = range ?? Self.safeIntegers
-        guard JSON.isIntegerLiteral(text) else {
+        if let i = v.intValue, range.contains(i) { return i }
+        let text = v.numberText!, key = key.text
+        guard v.isIntegerLiteral else {
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be a whole number written without a fraction or exponent, not \(Self.clip(text)).")
         }
         guard let i = Int(text), range.contains(i) else {
@@ -103,42 +138,68 @@ public struct Params: Sendable {
     /// A number literal for a message: at most 40 characters of it.
     static func clip(_ text: String) -> String { text.utf8.count <= 40 ? text : String(text.prefix(37)) + "..." }
 
-    public func double(_ key: String, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
-        guard let v = self[key], v != .null else { return nil }
-        guard case .number = v else { throw wrong(key, "a number", v) }
+    public func double(_ key: some FieldName, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
+        guard let v = self[key], !v.isNull else { return nil }
+        guard v.kind == .number else { throw wrong(key.text, "a number", v) }
         guard let d = v.doubleValue, d.isFinite else {
+            let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be a finite number.")
         }
         if let range, !range.contains(d) {
+            let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be between \(range.lowerBound) and \(range.upperBound), not \(d).")
         }
         return d
     }
 
-    public func requiredDouble(_ key: String, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double {
-        guard let d = try double(key, range: range) else { throw missing(key, "a number") }
+    public func requiredDouble(_ key: some FieldName, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double {
+        guard let d = try double(key, range: range) else { throw missing(key.text, "a number") }
         return d
     }
 
     /// A string that must be one of an enum's raw values.
-    public func choice<E: RawRepresentable>(_ key: String, _ type: E.Type, allowed: [String]) throws(RPCError) -> E?
+    public func choice<E: RawRepresentable>(_ key: some FieldName, _ type: E.Type, allowed: [String]) throws(RPCError) -> E?
     where E.RawValue == String {
         guard let s = try string(key, maxLength: 64) else { return nil }
         guard let e = E(rawValue: s) else {
+            let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be one of \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\".")
         }
         return e
     }
 
-    public func object(_ key: String) throws(RPCError) -> Params? {
-        guard let v = self[key], v != .null else { return nil }
-        guard case .object = v else { throw wrong(key, "an object", v) }
-        return try Params(v, prefix: name(key))
+    public func object(_ key: some FieldName) throws(RPCError) -> Params? {
+        guard let v = self[key], !v.isNull else { return nil }
+        guard v.kind == .object else { throw wrong(key.text, "an object", v) }
+        return try Params(v, prefix: name(key.text))
     }
 
-    public func array(_ key: String) throws(RPCError) -> [JSON]? {
-        guard let v = self[key], v != .null else { return nil }
-        guard case .array(let a) = v else { throw wrong(key, "an array", v) }
-        return a
+    public func array(_ key: some FieldName) throws(RPCError) -> [JSONValue]? {
+        guard let v = self[key], !v.isNull else { return nil }
+        guard v.kind == .array else { throw wrong(key.text, "an array", v) }
+        return v.elements
     }
+}
+
+/// A field's name: a literal (`StaticString`, read in place) or a `String` (names made at run time).
+public protocol FieldName {
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+    var text: String { get }
+}
+
+extension StaticString: FieldName {
+    @inline(__always)
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        body(UnsafeBufferPointer(start: utf8Start, count: utf8CodeUnitCount))
+    }
+    public var text: String { description }
+}
+
+extension String: FieldName {
+    @inline(__always)
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var s = self
+        return s.withUTF8(body)
+    }
+    public var text: String { self }
 }

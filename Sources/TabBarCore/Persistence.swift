@@ -21,9 +21,9 @@ public enum Persistence {
 
     /// Decodes and validates a snapshot document.
     public static func decodeSnapshot(_ bytes: [UInt8], limits: Limits) throws(Problem) -> BarState {
-        let doc: JSON
-        do { doc = try JSON.parse(bytes) } catch { throw Problem(error.description) }
-        guard let seq = doc["seq"]?.intValue, seq >= 0, let st = doc["state"] else {
+        let root: JSONValue
+        do { root = try JSONDocument(parsing: bytes).root } catch { throw Problem(error.description) }
+        guard let seq = root["seq"]?.intValue, seq >= 0, let st = root["state"] else {
             throw Problem("the snapshot has no seq or state")
         }
         do throws(RPCError) {
@@ -43,26 +43,40 @@ public enum Persistence {
         return r.state
     }
 
-    /// Appends the journal line of one change (with its newline) to `line`.
-    public static func journalLine(seq: UInt64, method: String, params: JSON?, into line: inout [UInt8]) {
-        if let params, params != .null {
-            journalLine(seq: seq, method: method, writeParams: { params.write(into: &$0) }, into: &line)
-        } else {
-            journalLine(seq: seq, method: method, writeParams: nil, into: &line)
+    /// Appends the journal line of one change (with its newline) to `line`: the request's
+    /// method and params as it gave them (`params`, its bytes), or what the outcome says to
+    /// record instead (`entry`). Replay reads it with the decoder requests go through.
+    public static func journalLine(seq: UInt64, method: String, params: UnsafeBufferPointer<UInt8>?, into line: inout [UInt8]) {
+        line.put(#"{"seq":"#)
+        Wire.writeInt(seq, into: &line)
+        line.put(#","method":"#)
+        JSON.writeString(method, into: &line)
+        if let params {
+            line.put(#","params":"#)
+            line.append(contentsOf: params)
         }
+        line.put("}\n")
     }
 
-    /// `journalLine` with the params written by `writeParams` (the byte-level fast path), nil: none.
-    public static func journalLine(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?, into line: inout [UInt8]) {
-        line.append(contentsOf: #"{"seq":"#.utf8)
+    /// `journalLine` of what an outcome records instead of its request.
+    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout [UInt8]) {
+        line.put(#"{"seq":"#)
         Wire.writeInt(seq, into: &line)
-        line.append(contentsOf: #","method":"#.utf8)
-        JSON.writeString(method, into: &line)
-        if let writeParams {
-            line.append(contentsOf: #","params":"#.utf8)
-            writeParams(&line)
-        }
-        line.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        line.put(#","method":""#)
+        line.put(entry.method)
+        line.append(UInt8(ascii: "\""))
+        let before = line.count
+        line.put(#","params":"#)
+        let head = line.count
+        entry.writeParams(into: &line)
+        if line.count == head { line.removeSubrange(before...) }
+        line.put("}\n")
+    }
+
+    /// `journalLine` from a `JSON` params value (tests and tools).
+    public static func journalLine(seq: UInt64, method: String, params: JSON?, into line: inout [UInt8]) {
+        guard let params, params != .null else { return journalLine(seq: seq, method: method, params: nil as UnsafeBufferPointer<UInt8>?, into: &line) }
+        params.encoded().withUnsafeBufferPointer { journalLine(seq: seq, method: method, params: $0, into: &line) }
     }
 
     /// Replays a journal, fed in chunks of any size, into a reducer. Entries at or
@@ -164,10 +178,8 @@ public enum Persistence {
             bytes.withUnsafeBufferPointer { feed($0) }
         }
 
-        /// Whether `tab.select` entries are read byte by byte (`FastSelect.scanJournal`) and
-        /// plain ones committed without an `Outcome`; off only to compare in tests.
-        public var fast = true
-        private var select = FastSelect.blank
+        /// The document each entry is read into (reused), as the server reads requests.
+        private let doc = JSONDocument()
 
         /// A bad line: corruption in format 1, the end of the journal in groups.
         private mutating func stop(_ why: String) {
@@ -287,27 +299,17 @@ public enum Persistence {
         /// `counted`: count it in `good` / `goodBytes` (format 1; a group counts its own).
         private mutating func entry(_ line: UnsafeBufferPointer<UInt8>, counted: Bool) -> String? {
             if line.count > maxLine { return "a line longer than \(maxLine) bytes" }
-            if fast, let seq = FastSelect.scanJournal(line, maxIDLength: reducer.limits.maxIDLength, into: &select) {
-                if counted { good += 1; goodBytes += line.count + 1 }
-                guard seq > reducer.state.seq else { return nil }  // already in the snapshot
-                if let k = reducer.plainSelectTarget(select, line) {
-                    _ = reducer.commitPlainSelect(k, source: select.source)
-                } else {
-                    _ = reducer.reduce(select.command(line))
-                }
-                reducer.state.seq = seq
-                applied += 1
-                return nil
-            }
-            let json: JSON
-            do { json = try JSON.parse(line) } catch { return error.description }
-            guard let seq = json["seq"]?.intValue, seq >= 0, let method = json["method"]?.stringValue else {
+            // The same decoder as a request's: the entry's params go through its method's declaration.
+            do { try doc.parse(line) } catch { return error.description }
+            let root = doc.root
+            guard let seq = root["seq"]?.intValue, seq >= 0, let method = root["method"]?.stringValue else {
                 return "an entry without seq or method"
             }
             if counted { good += 1; goodBytes += line.count + 1 }
             guard UInt64(seq) > reducer.state.seq else { return nil }  // already in the snapshot
-            let request = Request(id: .null, method: method, params: json["params"])
-            if case .success(let command) = Methods.command(for: request, limits: reducer.limits) {
+            // (`timer.fired` and `touch.highlight` name no method: they only count their seq.)
+            let request = Request(id: nil, method: method, params: root["params"])
+            if case .success(.state(let command)) = Methods.command(for: request, limits: reducer.limits) {
                 _ = reducer.reduce(command)
             }
             reducer.state.seq = UInt64(seq)

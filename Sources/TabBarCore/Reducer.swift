@@ -1,4 +1,5 @@
-/// A notification for subscribers. `params` already carries `seq` where the contract has one.
+/// A notification as method and `JSON` params: the server's own events (`sound.played`,
+/// `state.resync` …) and tests. The reducer's are typed (`BarEvent`).
 public struct Event: Equatable, Sendable {
     public var method: String
     public var params: JSON
@@ -39,26 +40,56 @@ public struct SoundMap: Equatable, Sendable {
     public init() {}
 }
 
-/// What the journal records for a change instead of the request as received
-/// (for example a `scroll` that hid the bar is recorded as the `bar.set_hidden` it amounted to).
-public struct JournalEntry: Equatable, Sendable {
-    public var method: String
-    public var params: JSON?
-    public init(_ method: String, _ params: JSON?) {
-        self.method = method
-        self.params = params
+/// What the journal records for a change instead of the request as received (for example
+/// a `scroll` that hid the bar is recorded as the `bar.set_hidden` it amounted to): typed,
+/// encoded once (`Persistence.journalLine`) and replayed by the decoder that reads requests.
+public enum JournalEntry: Equatable, Sendable {
+    /// `tab.select {"tab","source"}` (a touch that selected).
+    case select(tab: String, source: Source)
+    /// `action.trigger {"tab","source"}` (a touch that triggered).
+    case actionTrigger(tab: String, source: Source)
+    /// `bar.set_hidden {"hidden","reason"}`.
+    case setHidden(Bool, reason: HideReason)
+    /// `timer.fired`: a replay only counts its seq (timers are not persisted).
+    case timerFired(TimerKey)
+    /// `touch.highlight`: a touch that only moved the highlight; a replay only counts its seq.
+    case touchHighlight
+
+    /// The method name the journal line carries.
+    public var method: StaticString {
+        switch self {
+        case .select: return "tab.select"
+        case .actionTrigger: return "action.trigger"
+        case .setHidden: return "bar.set_hidden"
+        case .timerFired: return "timer.fired"
+        case .touchHighlight: return "touch.highlight"
+        }
+    }
+
+    /// Appends the params object, or nothing when there are none.
+    public func writeParams(into o: inout [UInt8]) {
+        switch self {
+        case let .select(tab, source), let .actionTrigger(tab, source):
+            o.put(#"{"tab":"#); o.string(tab); o.put(#","source":"#); o.source(source); o.put("}")
+        case let .setHidden(hidden, reason):
+            o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.append(contentsOf: reason.rawValue.utf8); o.put(#""}"#)
+        case .timerFired(let key):
+            key.json.write(into: &o)
+        case .touchHighlight:
+            break
+        }
     }
 }
 
-/// The result of one command: the reply, the events to publish, the effects to run.
+/// The result of one command: the reply, the events to publish, the effects to run, all typed.
 public struct Outcome: Equatable, Sendable {
-    public var reply: Result<JSON, RPCError>
-    public var events: [Event]
+    public var reply: Result<Reply, RPCError>
+    public var events: [BarEvent]
     public var effects: [Effect]
     /// When the change is to be journaled differently from its request (nil: as received).
     public var journal: JournalEntry?
 
-    public init(reply: Result<JSON, RPCError>, events: [Event] = [], effects: [Effect] = [], journal: JournalEntry? = nil) {
+    public init(reply: Result<Reply, RPCError>, events: [BarEvent] = [], effects: [Effect] = [], journal: JournalEntry? = nil) {
         self.reply = reply
         self.events = events
         self.effects = effects
@@ -88,7 +119,7 @@ public struct Reducer: Sendable {
         self.sounds = sounds
     }
 
-    var seqJSON: JSON { .int(state.seq) }
+    var seq: UInt64 { state.seq }
 
     /// Badge display limits with the bar's `max_count` / `max_chars` applied.
     var displayLimits: Limits { state.settings.effective(limits) }
@@ -104,12 +135,9 @@ public struct Reducer: Sendable {
     }
 
     /// Applies a state command at time `now` (ms, monotonic; only differences matter).
-    /// Non-state commands are the server's and answer `internal_error`.
-    public mutating func reduce(_ command: Command, at now: Int64 = 0) -> Outcome {
+    public mutating func reduce(_ command: StateCommand, at now: Int64 = 0) -> Outcome {
         self.now = now
         switch command {
-        case .stateGet:
-            return Outcome(reply: .success(.obj(["seq": seqJSON, "state": state.json(limits: limits)])))
         case let .configure(items, badgeGiven, selected, layout, settings):
             return configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings)
         case let .select(ref, ifSeq, source):
@@ -150,12 +178,9 @@ public struct Reducer: Sendable {
             if f != state.feedback {
                 state.feedback = f
                 state.seq += 1
-                return Outcome(reply: .success(.obj(["seq": seqJSON, "feedback": f.json])),
-                               events: [Event("feedback.changed", .obj(["seq": seqJSON, "feedback": f.json]))])
+                return Outcome(reply: .success(.feedback(seq: seq, f)), events: [.feedbackChanged(seq: seq, f)])
             }
-            return Outcome(reply: .success(.obj(["seq": seqJSON, "feedback": f.json])))
-        default:
-            return .fail(.internalError("command \(command) is not a state command"))
+            return Outcome(reply: .success(.feedback(seq: seq, f)))
         }
     }
 
@@ -212,10 +237,9 @@ public struct Reducer: Sendable {
         if !item.enabled { return .fail(.notSelectable(item.id, "it is disabled")) }
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return .fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
-        var out = Outcome(reply: .success(.null))
+        var out = Outcome(reply: .success(.none))
         let reselected = commitTab(k, source: source, into: &out)
-        out.reply = .success(.obj(["seq": seqJSON, "selected": .string(item.id), "previous": .optional(state.previous),
-                                   "reselected": .bool(reselected)]))
+        out.reply = .success(.selected(seq: seq, tab: item.id, previous: state.previous, reselected: reselected))
         return out
     }
 
@@ -224,14 +248,13 @@ public struct Reducer: Sendable {
     /// scroll hide reason are cleared. Returns whether it was a reselect.
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
         let id = state.items[k].id
-        let src = JSON.string(source.rawValue)
         let old = state.selected.flatMap { state.index(of: $0) }
         let (reselected, effects) = moveSelection(to: k, source: source)
         if reselected {
-            out.events.append(Event("tab.reselected", .obj(["seq": seqJSON, "tab": .string(id), "source": src])))
+            out.events.append(.tabReselected(seq: seq, tab: id, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            out.events.append(Event("tab.selected", .obj(["seq": seqJSON, "tab": .string(id), "previous": .optional(state.previous), "source": src])))
+            out.events.append(.tabSelected(seq: seq, tab: id, previous: state.previous, source: source))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
@@ -245,64 +268,13 @@ public struct Reducer: Sendable {
     /// Returns whether it was a reselect, and the sound a user's commit plays.
     mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: [Effect]) {
         let reselected = state.selected == state.items[k].id
-        return (reselected, moveSelection(to: k, source: source, reselected: reselected))
-    }
-
-    /// `moveSelection` when the caller knows whether `k` is the selected tab.
-    @inline(__always)
-    mutating func moveSelection(to k: Int, source: Source, reselected: Bool) -> [Effect] {
         if state.activeAction != nil { state.activeAction = nil }
         if !reselected {
             state.previous = state.selected
             state.selected = state.items[k].id
         }
-        guard source == .user else { return [] }
-        return sound(reselected ? .reselect : .select, item: state.items[k])
-    }
-
-    // MARK: The allocation-free select
-
-    /// The tab that the `tab.select` `fast` reads in `line` (no `if_seq`) commits, when the
-    /// commit is *plain*: a selectable tab, no `animation.cue` (neither the new nor the old
-    /// tab has an animation style) and no scroll hide reason to withdraw. Then its whole
-    /// outcome is the seq, selection and previous tab it leads to — reply, event and journal
-    /// line are `PlainPlan`'s bytes, no `Outcome` is needed — and `commitPlainSelect(k)`
-    /// makes it. nil: take `reduce`. (The server decides from a `PlainSelectIndex`; this is
-    /// the reference it is checked against, and what journal replay uses.)
-    public func plainSelectTarget(_ fast: FastSelect, _ line: UnsafeBufferPointer<UInt8>) -> Int? {
-        var k = fast.index
-        if let tab = fast.tab {
-            let name = UnsafeBufferPointer(rebasing: line[tab])
-            guard let i = state.items.firstIndex(where: { $0.id.utf8.count == name.count && $0.id.utf8.elementsEqual(name) }) else { return nil }
-            k = i
-        } else {
-            guard k >= 0, k < state.items.count else { return nil }
-        }
-        guard state.items[k].kind == .tab, state.items[k].enabled,
-              !state.visibility.reasons.contains(.scroll) else { return nil }
-        if state.settings.animation != .none || state.items.contains(where: { $0.animation != nil }) {
-            // Some item has an animation style: cue-free only if neither tab involved has one.
-            guard (state.items[k].animation ?? state.settings.animation) == .none else { return nil }
-            if state.selected != state.items[k].id, let current = state.selected, let old = state.index(of: current),
-               (state.items[old].animation ?? state.settings.animation) != .none {
-                return nil
-            }
-        }
-        return k
-    }
-
-    /// Commits tab `k` as `reduce(.select(...))` would, for a `k` from `plainSelectTarget`:
-    /// the same state, seq and effects. Returns the effects.
-    public mutating func commitPlainSelect(_ k: Int, source: Source) -> [Effect] {
-        commitPlainSelect(k, source: source, reselected: state.selected == state.items[k].id)
-    }
-
-    /// `commitPlainSelect` when the caller knows whether `k` is the selected tab.
-    @inline(__always)
-    public mutating func commitPlainSelect(_ k: Int, source: Source, reselected: Bool) -> [Effect] {
-        state.seq += 1
-        scrollTravel = 0
-        return moveSelection(to: k, source: source, reselected: reselected)
+        guard source == .user else { return (reselected, []) }
+        return (reselected, sound(reselected ? .reselect : .select, item: state.items[k]))
     }
 
     // MARK: Actions
@@ -314,7 +286,7 @@ public struct Reducer: Sendable {
         }
         guard item.enabled else { return .fail(.notSelectable(tab, "it is disabled")) }
         state.seq += 1
-        var out = Outcome(reply: .success(.obj(["seq": seqJSON])))
+        var out = Outcome(reply: .success(.seq(seq)))
         commitAction(state.index(of: tab)!, source: source, into: &out)
         return out
     }
@@ -324,100 +296,15 @@ public struct Reducer: Sendable {
     mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
         let item = state.items[k]
         state.activeAction = item.id
-        var params: [JSON.Member] = [JSON.Member("seq", seqJSON), JSON.Member("tab", .string(item.id))]
-        if let a = item.action { params.append(JSON.Member("action", .string(a))) }
-        out.events.append(Event("action.triggered", .object(params)))
+        out.events.append(.actionTriggered(seq: seq, tab: item.id, action: item.action))
         if source == .user { out.effects += sound(item.kind == .center ? .center : .action, item: item) }
     }
 
     mutating func actionFinish(_ tab: String) -> Outcome {
         guard state.item(tab) != nil else { return .fail(.unknownTab(tab)) }
-        guard state.activeAction == tab else { return Outcome(reply: .success(.obj(["seq": seqJSON]))) }
+        guard state.activeAction == tab else { return Outcome(reply: .success(.seq(seq))) }
         state.seq += 1
         state.activeAction = nil
-        return Outcome(reply: .success(.obj(["seq": seqJSON])),
-                       events: [Event("action.finished", .obj(["seq": seqJSON, "tab": .string(tab)]))])
-    }
-
-    // MARK: Configuration
-
-    /// Checks a list of items against the bar's rules; nil when acceptable.
-    public static func validate(_ items: [Item], limits: Limits) -> RPCError? {
-        if items.isEmpty { return .invalidParams("items", "The bar needs at least one item.") }
-        if items.count > limits.maxItems {
-            return .limitExceeded("The bar has \(items.count) items; at most \(limits.maxItems) are allowed (max_items).")
-        }
-        var seen = Set<String>()
-        for (k, item) in items.enumerated() {
-            if !seen.insert(item.id).inserted {
-                return .invalidParams("items[\(k)].id", "Duplicate item id \"\(item.id)\"; ids must be unique.")
-            }
-        }
-        let centers = items.indices.filter { items[$0].kind == .center }
-        if centers.count > 1 {
-            return .invalidParams("items[\(centers[1])].kind", "At most one item may be \"center\"; found \(centers.count).")
-        }
-        if let c = centers.first, items.count % 2 == 0 || c != items.count / 2 {
-            return .invalidParams("items[\(c)].kind",
-                                  "The center item must stand in the middle of an odd number of items (index \(items.count / 2) of \(items.count)).")
-        }
-        if !items.contains(where: { $0.isSelectable }) {
-            return .invalidParams("items", "The bar has no selectable tab: at least one item must be an enabled \"tab\".")
-        }
-        return nil
-    }
-
-    mutating func configure(items newItems: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?,
-                            settings: Params? = nil) -> Outcome {
-        var next = state
-        if let layout {
-            do { next.layout = try Layout.decode(layout, base: state.layout) } catch { return .fail(error) }
-        }
-        if let settings {
-            do { next.settings = try BarSettings.decode(settings, base: state.settings, limits: limits) } catch { return .fail(error) }
-        }
-        if var items = newItems {
-            if let e = Reducer.validate(items, limits: limits) { return .fail(e) }
-            for k in items.indices where !(k < badgeGiven.count && badgeGiven[k]) {
-                let old = state.item(items[k].id)
-                items[k].badge = old?.badge
-                items[k].badgeHidden = old?.badgeHidden ?? false
-            }
-            next.items = items
-        }
-        if !next.settings.actionBadges {
-            // Badges on action and center items are ignored unless the bar enables them.
-            for k in next.items.indices where next.items[k].kind != .tab {
-                next.items[k].badge = nil
-                next.items[k].badgeHidden = false
-            }
-        }
-        if let selected {
-            guard let item = next.item(selected) else { return .fail(.unknownTab(selected)) }
-            guard item.isSelectable else { return .fail(.notSelectable(selected, item.enabled ? "it is not a tab" : "it is disabled")) }
-            if next.selected != selected { next.previous = next.selected }
-            next.selected = selected
-        } else if let current = state.selected, next.item(current)?.isSelectable != true {
-            // The selected item went away or can no longer be selected: fall back to its nearest neighbour.
-            let oldIndex = state.index(of: current) ?? 0
-            let candidates = next.items.indices.filter { next.items[$0].isSelectable }
-            let nearest = candidates.min { abs($0 - oldIndex) < abs($1 - oldIndex) || (abs($0 - oldIndex) == abs($1 - oldIndex) && $0 < $1) }
-            next.previous = nil
-            next.selected = nearest.map { next.items[$0].id }
-        } else if state.selected == nil {
-            next.selected = next.items.first { $0.isSelectable }?.id
-        }
-        if let p = next.previous, next.item(p) == nil { next.previous = nil }
-        if let a = next.activeAction, next.item(a) == nil { next.activeAction = nil }
-        if let h = next.highlighted, next.item(h)?.enabled != true { next.highlighted = nil }
-        if let t = touch.active, next.item(t.item)?.enabled != true { touch.active = nil }
-        if next == state {
-            return Outcome(reply: .success(.obj(["seq": seqJSON, "state": state.json(limits: limits)])))
-        }
-        next.seq += 1
-        state = next
-        let stateJSON = state.json(limits: limits)
-        return Outcome(reply: .success(.obj(["seq": seqJSON, "state": stateJSON])),
-                       events: [Event("bar.configured", .obj(["seq": seqJSON, "state": stateJSON]))])
+        return Outcome(reply: .success(.seq(seq)), events: [.actionFinished(seq: seq, tab: tab)])
     }
 }

@@ -60,7 +60,7 @@ public struct BarSettings: Equatable, Sendable {
         return l
     }
 
-    static let fields = ["commit_on", "center_corners", "animation", "action_badges", "scroll_threshold",
+    static let fields: [StaticString] = ["commit_on", "center_corners", "animation", "action_badges", "scroll_threshold",
                          "hide_duration_ms", "max_count", "max_chars", "sounds"]
     static let soundTriggers = ["select", "reselect", "action", "center", "badge", "visibility"]
 
@@ -96,14 +96,14 @@ public struct BarSettings: Equatable, Sendable {
         if let n = try p.int("max_count", range: 1...1_000_000) { s.maxCount = n == limits.maxBadgeCount ? nil : n }
         if let n = try p.int("max_chars", range: 1...1024) { s.maxChars = n == limits.maxBadgeChars ? nil : n }
         if let sp = try p.object("sounds") {
-            try sp.only(soundTriggers + ["animations"])
+            try sp.only(names: soundTriggers + ["animations"])
             for t in soundTriggers where sp.has(t) {
-                if sp[t] == .null { s.sounds[t] = nil; continue }
+                if sp[t]?.isNull == true { s.sounds[t] = nil; continue }
                 s.sounds[t] = try soundName(sp, t)
             }
             if let a = try sp.object("animations") {
                 for m in a.members {
-                    if m.value == .null { s.animationSounds[m.key] = nil; continue }
+                    if m.value.isNull { s.animationSounds[m.key] = nil; continue }
                     if m.key.isEmpty || m.key.utf8.count > 64 {
                         throw .invalidParams(a.name(m.key), "Animation kinds are 1 to 64 bytes long.")
                     }

@@ -80,11 +80,11 @@ extension Item {
         return (title, selected ? (selectedIcon ?? icon) : icon, false)
     }
 
-    static let fields = ["id", "title", "kind", "enabled", "icon", "selected_icon", "sound", "action", "morph",
+    static let fields: [StaticString] = ["id", "title", "kind", "enabled", "icon", "selected_icon", "sound", "action", "morph",
                          "badge", "hidden_badge", "animation", "presentation", "frame"]
 
     /// Decodes an item as given to `bar.configure` (computed members are accepted and ignored).
-    public static func decode(_ json: JSON, at index: Int, limits: Limits) throws(RPCError) -> Item {
+    public static func decode(_ json: JSONValue, at index: Int, limits: Limits) throws(RPCError) -> Item {
         let p = try Params(json, prefix: "items[\(index)]")
         try p.only(fields)
         let id = try p.requiredID("id", maxLength: limits.maxIDLength)
@@ -197,8 +197,13 @@ extension BarState {
         ])
     }
 
-    /// Restores a state from its wire form (as persisted); `seq` is given separately.
+    /// `decode` from a `JSON` value (tests and tools).
     public static func decode(_ json: JSON, seq: UInt64, limits: Limits) throws(RPCError) -> BarState {
+        try decode(JSONDocument(json).root, seq: seq, limits: limits)
+    }
+
+    /// Restores a state from its wire form (as persisted); `seq` is given separately.
+    public static func decode(_ json: JSONValue, seq: UInt64, limits: Limits) throws(RPCError) -> BarState {
         let p = try Params(json, prefix: "state")
         guard let itemsJSON = try p.array("items") else { throw .invalidParams("state.items", "The state has no items.") }
         var items: [Item] = []

@@ -49,7 +49,7 @@ public struct BadgeUpdate: Equatable, Sendable {
 extension Methods {
     /// Touch, highlight, visibility and animation methods.
     static let styles: [MethodSpec] = [
-        MethodSpec(name: "touch") { p, _ throws(RPCError) in
+        .state("touch") { p, _ throws(RPCError) in
             try p.only(["phase", "x", "y", "touch_id"])
             guard let phase = try p.choice("phase", TouchPhase.self, allowed: TouchPhase.allCases.map(\.rawValue)) else {
                 throw .invalidParams("phase", "Missing field \"phase\" (\"down\", \"up\" or \"cancel\").")
@@ -57,7 +57,7 @@ extension Methods {
             let x = try p.requiredDouble("x"), y = try p.requiredDouble("y")
             return .touch(phase, x: x, y: y, touchID: try p.int("touch_id", range: 0...Int(1 << 53)))
         },
-        MethodSpec(name: "tab.highlight") { p, limits throws(RPCError) in
+        .state("tab.highlight") { p, limits throws(RPCError) in
             try p.only(["tab", "phase"])
             let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
             guard let phase = try p.choice("phase", HighlightPhase.self, allowed: HighlightPhase.allCases.map(\.rawValue)) else {
@@ -65,22 +65,22 @@ extension Methods {
             }
             return .highlight(tab, phase)
         },
-        MethodSpec(name: "bar.set_hidden") { p, _ throws(RPCError) in
+        .state("bar.set_hidden") { p, _ throws(RPCError) in
             try p.only(["hidden", "reason", "animated"])
             let hidden = try p.requiredBool("hidden")
             let reason = try p.choice("reason", HideReason.self, allowed: HideReason.allCases.map(\.rawValue)) ?? .explicit
             return .setHidden(hidden, reason: reason, animated: try p.bool("animated") ?? false)
         },
-        MethodSpec(name: "nav.push") { p, _ throws(RPCError) in
+        .state("nav.push") { p, _ throws(RPCError) in
             try p.only(["hides_bar"])
             return .navPush(hidesBar: try p.requiredBool("hides_bar"))
         },
-        MethodSpec(name: "nav.pop") { p, _ throws(RPCError) in try p.only([]); return .navPop },
-        MethodSpec(name: "scroll") { p, _ throws(RPCError) in
+        .state("nav.pop") { p, _ throws(RPCError) in try p.only([]); return .navPop },
+        .state("scroll") { p, _ throws(RPCError) in
             try p.only(["dy"])
             return .scroll(dy: try p.requiredDouble("dy", range: -1_000_000...1_000_000))
         },
-        MethodSpec(name: "animation.begin") { p, limits throws(RPCError) in
+        .state("animation.begin") { p, limits throws(RPCError) in
             try p.only(["kind", "tab", "duration_ms"])
             let kind = try p.requiredString("kind", maxLength: 64)
             if kind.isEmpty { throw .invalidParams("kind", "Field \"kind\" must not be empty (for example \"bounce\").") }
@@ -89,7 +89,7 @@ extension Methods {
             }
             return .animationBegin(kind: kind, tab: try p.id("tab", maxLength: limits.maxIDLength), durationMs: ms)
         },
-        MethodSpec(name: "animation.end") { p, _ throws(RPCError) in
+        .state("animation.end") { p, _ throws(RPCError) in
             try p.only(["animation", "reason"])
             guard let id = try p.int("animation", range: 1...Int(1 << 53)) else {
                 throw .invalidParams("animation", "Missing field \"animation\" (the id animation.begin returned).")

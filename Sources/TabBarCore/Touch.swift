@@ -41,15 +41,8 @@ extension Reducer {
 
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?) -> Outcome {
         let h = hit(x: x, y: y)
-        func reply(commit: Commit? = nil, ignored: Bool = false) -> JSON {
-            var m: [JSON.Member] = [
-                JSON.Member("seq", seqJSON),
-                JSON.Member("target", .optional(h.index.map { state.items[$0].id })),
-                JSON.Member("consumed", .bool(h.consumed)),
-                JSON.Member("commit", .optional(commit?.rawValue)),
-            ]
-            if ignored { m.append(JSON.Member("ignored", .bool(true))) }
-            return .object(m)
+        func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
+            .touch(seq: seq, target: h.index.map { state.items[$0].id }, consumed: h.consumed, commit: commit, ignored: ignored)
         }
         switch phase {
         case .down:
@@ -58,7 +51,7 @@ extension Reducer {
                 // A touch that starts on nothing ends the one in progress, if any.
                 guard touch.active != nil else { return Outcome(reply: .success(reply())) }
                 state.seq += 1
-                var out = Outcome(reply: .success(.null))
+                var out = Outcome(reply: .success(.none))
                 endTouch(.cancel, into: &out)
                 out.journal = journalEntry(commit: nil, nil)
                 unlessSeen(&out)
@@ -66,7 +59,7 @@ extension Reducer {
                 return out
             }
             state.seq += 1
-            var out = Outcome(reply: .success(.null))
+            var out = Outcome(reply: .success(.none))
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
             highlightBegin(k, into: &out)
@@ -86,7 +79,7 @@ extension Reducer {
                 return Outcome(reply: .success(reply(ignored: true)))
             }
             state.seq += 1
-            var out = Outcome(reply: .success(.null))
+            var out = Outcome(reply: .success(.none))
             touch.active = nil
             var commit: Commit?
             var committed: Int?
@@ -117,9 +110,9 @@ extension Reducer {
     /// is lost when a snapshot falls between a touch's down and up); a touch that only
     /// moved the highlight is recorded as `touch.highlight`, which a replay skips.
     func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
-        guard let commit, let k else { return JournalEntry("touch.highlight", nil) }
-        let tab: JSON = .obj(["tab": .string(state.items[k].id), "source": .string("user")])
-        return JournalEntry(commit == .action ? "action.trigger" : "tab.select", tab)
+        guard let commit, let k else { return .touchHighlight }
+        let tab = state.items[k].id
+        return commit == .action ? .actionTrigger(tab: tab, source: .user) : .select(tab: tab, source: .user)
     }
 
     /// Commits item `k` for the user: reselect, select, or trigger.
@@ -141,7 +134,7 @@ extension Reducer {
     /// `tab.highlight`: a front end that hit-tests itself reports a highlight.
     mutating func highlight(_ tab: String, _ phase: HighlightPhase) -> Outcome {
         guard let k = state.index(of: tab) else { return .fail(.unknownTab(tab)) }
-        let unchanged = Outcome(reply: .success(.obj(["seq": seqJSON])))
+        let unchanged = Outcome(reply: .success(.seq(seq)))
         switch phase {
         case .begin:
             guard state.items[k].enabled else { return .fail(.notSelectable(tab, "it is disabled")) }
@@ -150,7 +143,7 @@ extension Reducer {
             guard state.highlighted == tab else { return unchanged }
         }
         state.seq += 1
-        var out = Outcome(reply: .success(.obj(["seq": seqJSON])))
+        var out = Outcome(reply: .success(.seq(seq)))
         if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, phase, into: &out) }
         return out
     }
@@ -161,7 +154,7 @@ extension Reducer {
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
         guard state.highlighted != id else { return }
         state.highlighted = id
-        out.events.append(Event("tab.highlighted", .obj(["seq": seqJSON, "tab": .string(id), "phase": .string("begin")])))
+        out.events.append(.tabHighlighted(seq: seq, tab: id, phase: .begin))
         cue(.highlight, k, into: &out)
     }
 
@@ -169,7 +162,7 @@ extension Reducer {
     mutating func highlightEnd(_ id: String, _ phase: HighlightPhase, into out: inout Outcome) {
         guard state.highlighted == id else { return }
         state.highlighted = nil
-        out.events.append(Event("tab.highlighted", .obj(["seq": seqJSON, "tab": .string(id), "phase": .string(phase.rawValue)])))
+        out.events.append(.tabHighlighted(seq: seq, tab: id, phase: phase))
     }
 
     /// The bar went hidden: no touch or highlight may outlive it.

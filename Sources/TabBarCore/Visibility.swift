@@ -37,7 +37,7 @@ extension Reducer {
     static let maxNavDepth = 256
 
     func visibilityReply() -> Outcome {
-        Outcome(reply: .success(.obj(["seq": seqJSON, "visibility": state.visibility.json])))
+        Outcome(reply: .success(.visibility(seq: seq, state.visibility)))
     }
 
     mutating func setHidden(_ hidden: Bool, reason: HideReason, animated: Bool) -> Outcome {
@@ -91,7 +91,7 @@ extension Reducer {
         v.set(.scroll, hide)
         var out = changeVisibility(to: v, animated: true)
         // Replaying the request alone would not reproduce the travel before it: record what it did.
-        out.journal = JournalEntry("bar.set_hidden", .obj(["hidden": .bool(hide), "reason": .string("scroll")]))
+        out.journal = .setHidden(hide, reason: .scroll)
         return out
     }
 
@@ -108,9 +108,9 @@ extension Reducer {
     mutating func changeVisibility(to v: Visibility, animated: Bool) -> Outcome {
         guard v.logical != state.visibility.logical else { return visibilityReply() }
         state.seq += 1
-        var out = Outcome(reply: .success(.null))
+        var out = Outcome(reply: .success(.none))
         applyVisibility(v, animated: animated, into: &out)
-        out.reply = .success(.obj(["seq": seqJSON, "visibility": state.visibility.json]))
+        out.reply = .success(.visibility(seq: seq, state.visibility))
         return out
     }
 
@@ -149,26 +149,20 @@ extension Reducer {
         }
     }
 
-    func visibilityEvent(durationMs: Int) -> Event {
-        let v = state.visibility
-        return Event("bar.visibility", .obj([
-            "seq": seqJSON, "hidden": .bool(v.hidden), "phase": .string(v.phase.rawValue),
-            "reasons": .array(v.reasons.map { .string($0.rawValue) }), "duration_ms": .int(durationMs),
-            "nav_stack": .array(v.navStack.map(JSON.bool)),
-        ]))
+    func visibilityEvent(durationMs: Int) -> BarEvent {
+        .barVisibility(seq: seq, state.visibility, durationMs: durationMs)
     }
 
     /// The show/hide animation is due to end: phase back to `idle` (one more seq).
     mutating func visibilityTimerFired() -> Outcome {
         let v = state.visibility
-        guard v.phase != .idle else { return Outcome(reply: .success(.null)) }
+        guard v.phase != .idle else { return Outcome(reply: .success(.none)) }
         if now < v.phaseEndMs {
             // Early (the animation was retargeted meanwhile): wait for its new end.
-            return Outcome(reply: .success(.null), effects: [.timer(.visibility, atMs: v.phaseEndMs)])
+            return Outcome(reply: .success(.none), effects: [.timer(.visibility, atMs: v.phaseEndMs)])
         }
         state.seq += 1
         state.visibility.settle()
-        return Outcome(reply: .success(.obj(["seq": seqJSON])), events: [visibilityEvent(durationMs: 0)],
-                       journal: JournalEntry("timer.fired", TimerKey.visibility.json))
+        return Outcome(reply: .success(.seq(seq)), events: [visibilityEvent(durationMs: 0)], journal: .timerFired(.visibility))
     }
 }

@@ -139,9 +139,10 @@ struct ConfigKey {
             if problem.hasSuffix(".") { problem.removeLast() }
             return ConfigError(key: "\(v.key).\(field)", problem)
         }
-        let cmd: Command
+        let cmd: StateCommand
         switch Methods.command(for: Request(id: .int(0), method: "bar.configure", params: v.json), limits: c.limits) {
-        case .success(let command): cmd = command
+        case .success(.state(let command)): cmd = command
+        case .success(.server): preconditionFailure("bar.configure is a state method")
         case .failure(let e): throw refuse(e)
         }
         var r = Reducer(state: BarState(items: []), limits: c.limits)

@@ -35,10 +35,9 @@ final class Connection {
     /// When queued output last moved (or was first queued).
     var lastProgressNs: UInt64 = 0
     var closed = false
-    /// The group-commit batch that last marked this connection's queue (see `Batch`).
-    var batchEpoch: UInt64 = 0
-    /// Its index in the batch's marks (valid while `batchEpoch` is the open batch's).
-    var batchMark = 0
+    /// Where the replies are in `out` (the rest are events): what pruning a slow
+    /// subscriber keeps, told without reading the bytes.
+    private var replies: [Range<Int>] = []
 
     init(fd: Int32, id: UInt64, maxLine: Int) {
         self.fd = fd
@@ -62,33 +61,36 @@ final class Connection {
         return false
     }
 
+    /// Queues the reply to a request (an encoded typed value, `Wire.reply`).
+    func queueReply(id: JSON, _ result: Result<Reply, RPCError>) {
+        let start = out.count
+        Wire.reply(id: id, result, into: &out)
+        replies.append(start..<out.count)
+    }
+
     /// Drops queued events, keeping any line that is already partly written and every
     /// reply: a request with an id always gets its reply, even from a subscriber that fell
-    /// behind. `mark`, a line boundary in the queue (a group commit's, see `Batch`), is
-    /// returned where it stands afterwards.
-    @discardableResult
-    func dropQueue(mark: Int? = nil) -> Int? {
+    /// behind. (Where the replies are is recorded as they are queued: `queueReply`.)
+    func dropEvents() {
         var keep = sent
         if sent > 0 ? out[sent - 1] != 0x0A : startsMidLine {
+            // The line being written goes out whole. (It is a reply or an event; if a
+            // reply, its range starts before `keep` and is kept with it.)
             while keep < out.count && out[keep] != 0x0A { keep += 1 }
             if keep < out.count { keep += 1 }
         }
-        var moved = mark.map { min($0, keep) }
-        var replies: [UInt8] = []
-        var i = keep
-        while i < out.count {
-            var j = i
-            while j < out.count && out[j] != 0x0A { j += 1 }
-            let end = min(j + 1, out.count)
-            if Connection.isReply(out[i..<end]) {
-                replies.append(contentsOf: out[i..<end])
-                if let m = mark, end <= m { moved! += end - i }
-            }
-            i = end
+        var kept: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for r in replies {
+            if r.upperBound <= keep { ranges.append(r); continue }
+            if r.lowerBound < keep { ranges.append(r.lowerBound..<keep); continue }
+            let at = keep + kept.count
+            kept.append(contentsOf: out[r])
+            ranges.append(at..<(at + r.count))
         }
         out.removeSubrange(keep...)
-        out.append(contentsOf: replies)
-        return moved
+        out.append(contentsOf: kept)
+        replies = ranges
     }
 
     /// Bytes the socket would still take now: its send buffer less what the peer has not
@@ -103,13 +105,6 @@ final class Connection {
         var unread: Int32 = 0
         guard ioctl(fd, UInt(TIOCOUTQ), &unread) == 0 else { return 0 }
         return max(0, sendBuffer - Int(unread))
-    }
-
-    static let replyHead: [UInt8] = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
-
-    /// Replies start `{"jsonrpc":"2.0","id":`; notifications `{"jsonrpc":"2.0","method":`.
-    static func isReply(_ line: ArraySlice<UInt8>) -> Bool {
-        line.count >= replyHead.count && line.prefix(replyHead.count).elementsEqual(replyHead)
     }
 
     /// Writes as much as the socket takes. Returns false when the peer is gone.
@@ -129,6 +124,9 @@ final class Connection {
                 if sent >= 1 << 16 && sent * 2 >= out.count {
                     startsMidLine = out[sent - 1] != 0x0A
                     out.removeSubrange(0..<sent)
+                    replies = replies.compactMap { r in
+                        r.upperBound <= sent ? nil : (max(r.lowerBound, sent) - sent)..<(r.upperBound - sent)
+                    }
                     sent = 0
                 }
                 return true
@@ -140,24 +138,8 @@ final class Connection {
             if out.capacity > 1 << 20 { out = [] } else { out.removeAll(keepingCapacity: true) }
             sent = 0
         }
+        if !replies.isEmpty { replies.removeAll(keepingCapacity: true) }
         startsMidLine = false
-        return true
-    }
-
-    /// Writes what is queued before `limit` (bytes an open group commit has not added),
-    /// moving nothing in the queue. Returns whether the socket took all of it; false also
-    /// when the peer is gone (the next `flush` finds out).
-    func flushCommitted(upTo limit: Int, now: UInt64) -> Bool {
-        while sent < limit {
-            let n = out.withUnsafeBytes { send(fd, $0.baseAddress! + sent, limit - sent, Int32(MSG_NOSIGNAL)) }
-            if n > 0 {
-                sent += n
-                lastProgressNs = now
-                continue
-            }
-            if n < 0 && errno == EINTR { continue }
-            return false
-        }
         return true
     }
 }

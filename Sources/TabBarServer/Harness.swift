@@ -5,12 +5,8 @@ import TabBarAudio
 /// The test-harness methods (`clock.*`, `capture.*`, docs/HARNESS.md) and how the
 /// manual clock keeps the audio thread in step with the state loop.
 extension Server {
-    /// Runs a harness method (they read or change no bar state).
-    func executeHarness(_ command: Command) -> Result<JSON, RPCError> {
-        switch command {
-        case .clockAdvance(let ms): return advanceClock(by: ms)
-        case .clockGet: return .success(clockJSON())
-        case .captureStart(let path):
+    /// `capture.start {path}`.
+    func startCapture(_ path: String) -> Result<JSON, RPCError> {
             guard let sink = audio.nullSink else { return .failure(.captureFailed("the daemon plays through \(audio.sinkName); captures need tabbard --audio null")) }
             // What was queued at the current time is in the stream before the capture starts.
             settleAudio(queued: false)
@@ -20,7 +16,10 @@ extension Server {
             } catch {
                 return .failure(.captureFailed("\(error)"))
             }
-        case .captureStop:
+    }
+
+    /// `capture.stop`.
+    func stopCapture() -> Result<JSON, RPCError> {
             guard let sink = audio.nullSink else { return .failure(.captureFailed("the daemon plays through \(audio.sinkName); there is no capture")) }
             settleAudio(queued: false)
             do {
@@ -29,9 +28,6 @@ extension Server {
             } catch {
                 return .failure(.captureFailed("\(error)"))
             }
-        default:
-            return .failure(.internalError("\(command) is no harness method"))
-        }
     }
 
     /// Under the manual clock: waits until the audio thread has done all it can at the

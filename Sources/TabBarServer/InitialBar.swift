@@ -5,13 +5,15 @@ import TabBarCore
 /// its params. The request is rewritten before it is decoded, so the journal records the
 /// full params and a replay never depends on what the config says at the next start.
 extension Server {
-    /// `request` itself, unless it is a `bar.configure` whose params are `{"initial": true}`.
+    /// `request` itself, unless it is a `bar.configure` whose params are `{"initial": true}`:
+    /// then its params are the configured bar's, read into `initialDoc`.
     func resolvingInitialBar(_ request: Request) -> Request {
-        guard request.method == "bar.configure", let params = request.params, params["initial"] != nil else { return request }
-        guard case .object(let members) = params, members.count == 1, params["initial"] == .bool(true) else {
+        guard request.method == "bar.configure", let params = request.params, let initial = params["initial"] else { return request }
+        guard params.members.count == 1, initial.boolValue == true else {
             return request  // bar.configure's own checks name the bad field
         }
-        return Request(id: request.id, method: request.method, params: Self.configureParams(config.initialBar, limits: config.limits))
+        try! initialDoc.parse(Self.configureParams(config.initialBar, limits: config.limits).encoded())
+        return Request(id: request.id, method: request.method, params: initialDoc.root)
     }
 
     /// A bar as the params of the `bar.configure` that makes it: its items, selection,

@@ -1,6 +1,6 @@
 import TabBarCore
 
-/// A growable byte buffer whose spare room a `ByteWriter` writes into directly (the
+/// A growable byte buffer (the
 /// journal lines of a group commit). Its first `reserved` bytes are kept free for a
 /// header written last (`JournalGroup.writeHeader`). Owned by one object, which calls `free`.
 struct RawBytes {
@@ -46,23 +46,6 @@ struct RawBytes {
 
     mutating func append(_ a: [UInt8]) {
         a.withUnsafeBufferPointer { append($0) }
-    }
-
-    /// Lets `body` write at most `limit` bytes at the end; keeps them unless the writer
-    /// failed. Returns whether it kept them.
-    @inline(__always)
-    mutating func write(upTo limit: Int, _ body: (inout ByteWriter) -> Void) -> Bool {
-        reserve(limit)
-        var w = ByteWriter(base: base + count, capacity: limit)
-        body(&w)
-        guard !w.failed else { return false }
-        count += w.count
-        return true
-    }
-
-    /// Forgets the last bytes, back to `count`.
-    mutating func truncate(to n: Int) {
-        count = max(reserved, min(count, n))
     }
 
     /// Empties it (down to the reserved room); memory a burst made it grow to goes back.

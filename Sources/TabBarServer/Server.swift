@@ -12,10 +12,7 @@ public final class Server {
     var config: ServerConfig
     /// How the configuration was built, for a reload (SIGHUP); nil: reloads re-read only the sounds.
     public var configSource: ConfigSource?
-    var reducer: Reducer {
-        // Any change makes the plain select index stale (the plain path re-validates it).
-        didSet { plainIndexValid = false }
-    }
+    var reducer: Reducer
     let store: StateStore
     let audio: AudioService
     let epfd: Int32
@@ -39,18 +36,14 @@ public final class Server {
     var status = StatusNotifier(enabled: Systemd.notifySocketSet)
     let helloLine: [UInt8]
     var readBuffer = [UInt8](repeating: 0, count: 65536)
-    /// Where the plain select path writes its reply, event and journal lines (`ByteWriter`).
-    let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: Server.scratchSize)
-    static let scratchSize = 8192
-    /// The last seq the plain select path wrote, in decimal (the next is counted up from it).
-    var seqDigits = Digits(0)
-    /// What the plain select path knows of the bar (`PlainSelectIndex`); stale as soon as
-    /// anything changes the reducer — every change but a plain select goes through it —
-    /// and built again at the next plain select.
-    var plainIndex = PlainSelectIndex()
-    var plainIndexValid = false
-
-    deinit { scratch.deallocate() }
+    /// The line being handled, read in place (reused for every line).
+    let requestDoc = JSONDocument()
+    /// The configured bar's params when a `bar.configure {"initial":true}` asks for them.
+    let initialDoc = JSONDocument()
+    /// Where an event line is encoded once for all its subscribers (reused).
+    var eventLine: [UInt8] = []
+    /// A committed group's events are being published (`commitBatch`): a burst, see `fellBehind`.
+    var publishingGroup = false
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
     var lineReadNs: UInt64 = 0
     /// State changes applied but not yet in the journal (group commit: one write per loop turn, whatever the number of clients).
@@ -59,8 +52,6 @@ public final class Server {
     var timers: [TimerKey: Int64] = [:]
     /// The reducer's clock: real, or manual (`--clock manual`, Timers.swift).
     var clock: DaemonClock
-    /// Whether `tab.select` lines `FastSelect` recognises skip the `JSON` tree (off only in tests).
-    var fastPath = true
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
@@ -466,7 +457,16 @@ public final class Server {
 
     // MARK: Events
 
-    /// Encodes an event once and queues it for every subscriber that wants it.
+    /// Encodes a state change's event once and queues it for every subscriber that wants it.
+    func broadcast(_ event: BarEvent) {
+        stats.events += 1
+        guard !subscribers.isEmpty else { return }
+        eventLine.removeAll(keepingCapacity: true)
+        event.write(into: &eventLine)
+        eventLine.withUnsafeBufferPointer { publish(event.method, line: $0) }
+    }
+
+    /// `broadcast` for the server's own events (`sound.played`, `server.stopping` …).
     func broadcast(_ event: Event) {
         stats.events += 1
         guard !subscribers.isEmpty else { return }
@@ -478,10 +478,9 @@ public final class Server {
     func publish(_ method: String, line: UnsafeBufferPointer<UInt8>) {
         for s in subscribers where s.wants(method) {
             if s.owesResync { continue }
-            if batch.open { batch.mark(s) }
             if s.queued + line.count > config.maxQueuedBytes && fellBehind(s, adding: line.count) {
                 // Too slow: its queued events go (its replies stay), one state.resync replaces them.
-                if let moved = s.dropQueue(mark: batch.position(of: s)) { batch.move(s, to: moved) }
+                s.dropEvents()
                 s.owesResync = true
                 if !s.behind {
                     // Once per episode: a stuck subscriber overflows again at every few events.
@@ -498,15 +497,12 @@ public final class Server {
     }
 
     /// Whether subscriber `s`, over max_queued_bytes, really cannot keep up: only when its
-    /// socket takes no more. Its committed output is written first (all of it when no group
-    /// commit is open); if the socket took that, what the open group adds may queue up to
-    /// the limit plus the room left in the socket — a burst, not a slow subscriber.
+    /// socket takes no more. What is queued is written first; while a committed group's
+    /// events are published, they may queue up to the limit plus the room left in the
+    /// socket — a burst, not a slow subscriber.
     func fellBehind(_ s: Connection, adding bytes: Int) -> Bool {
-        guard let mark = batch.position(of: s) else {
-            _ = s.flush(now: lineReadNs)
-            return s.queued + bytes > config.maxQueuedBytes
-        }
-        guard s.flushCommitted(upTo: mark, now: lineReadNs) else { return true }
+        _ = s.flush(now: lineReadNs)
+        guard publishingGroup else { return s.queued + bytes > config.maxQueuedBytes }
         return s.queued + bytes > config.maxQueuedBytes + s.socketRoom()
     }
 

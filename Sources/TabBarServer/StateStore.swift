@@ -190,61 +190,24 @@ final class StateStore {
         return target
     }
 
-    /// Appends one change and writes it at once. Throws when it could not be written (disk full, I/O error).
-    func append(seq: UInt64, method: String, params: JSON?) throws(Errno) {
-        stage(seq: seq, method: method, params: params)
-        try commit()
-    }
-
-    /// Encodes one change into the pending group; `commit` writes the group.
-    func stage(seq: UInt64, method: String, params: JSON?) {
-        var line: [UInt8] = []
-        Persistence.journalLine(seq: seq, method: method, params: params, into: &line)
-        stageLine(line, seq: seq)
-    }
-
-    /// `stage` with the params written by `writeParams` (the byte-level fast path), nil: none.
-    func stage(seq: UInt64, method: String, writeParams: ((inout [UInt8]) -> Void)?) {
-        var line: [UInt8] = []
-        Persistence.journalLine(seq: seq, method: method, writeParams: writeParams, into: &line)
-        stageLine(line, seq: seq)
-    }
-
-    private func stageLine(_ line: [UInt8], seq: UInt64) {
-        stagedSeq = seq
-        staged.append(line)
-        stagedCount += 1
-    }
-
-    /// Stages the journal line of the change to `seq` that `body` writes in place
-    /// (`PlainSelect.writeJournal`), newline included, in at most `limit` bytes. false: it
-    /// did not fit; nothing staged.
+    /// Stages the journal line of the change to `seq` that `body` writes (newline
+    /// included, `Persistence.journalLine`) into the pending group; `commit` writes the group.
     @inline(__always)
-    func stage(seq: UInt64, upTo limit: Int, _ body: (inout ByteWriter) -> Void) -> Bool {
-        guard staged.write(upTo: limit, body) else { return false }
-        stagedCount += 1
-        unstagedSeq = stagedSeq
+    func stage(seq: UInt64, _ body: (inout [UInt8]) -> Void) {
+        line.removeAll(keepingCapacity: true)
+        body(&line)
+        line.withUnsafeBufferPointer { staged.append($0) }
         stagedSeq = seq
-        return true
+        stagedCount += 1
     }
-    private var unstagedSeq: UInt64 = 0
-
-    /// Takes back the line just staged by `stage(seq:upTo:_:)` (its change turned out not
-    /// to be for the caller's path).
-    func unstageLast(to length: Int) {
-        staged.truncate(to: length)
-        stagedCount -= 1
-        stagedSeq = unstagedSeq
-    }
+    /// Where `stage` has its line written (reused).
+    private var line: [UInt8] = []
 
     /// Forgets the staged changes (their group will not be written).
     func dropStaged() {
         staged.removeAll()
         stagedCount = 0
     }
-
-    /// Bytes staged so far (for `unstageLast`).
-    var stagedBytes: Int { staged.count }
 
     /// Writes every staged change as one group with one `write`. On failure the group is
     /// dropped, and none of it counts: a short write leaves a group that does not check out,

@@ -47,8 +47,6 @@ struct ServerStats {
     var linesTooLong = 0
     var soundsPlayed = 0
     var soundsFailed = 0
-    /// `tab.select`s handled by the plain select path (tests; not in `stats.get`).
-    var plainSelects = 0
     /// Request read → reply queued.
     var handling = LatencyRing()
 }

@@ -64,7 +64,7 @@ extension Server {
 
     func fire(_ key: TimerKey) {
         timers[key] = nil
-        _ = applyStateCommand(.timerFired(key), method: "timer.fired", params: key.json)
+        apply(.timerFired(key), method: "timer.fired", params: nil, id: nil, from: nil)
     }
 
     /// `clock.advance {ms}`: moves the manual clock by `ms`, stopping at each timer that

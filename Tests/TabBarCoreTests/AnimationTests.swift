@@ -97,7 +97,7 @@ import Testing
         _ = run(&r, "animation.begin", #"{"kind":"spin","duration_ms":300}"#, at: 0)
         let fired = fire(&r, .animation(2), at: 300)
         #expect(fired.events == [Event("animation.ended", .obj(["seq": .int(3), "animation": .int(2), "reason": .string("finished")]))])
-        #expect(fired.journal?.method == "timer.fired")
+        #expect(fired.journal == .timerFired(.animation(2)))
         #expect(fire(&r, .animation(2), at: 301).events.isEmpty)
     }
 

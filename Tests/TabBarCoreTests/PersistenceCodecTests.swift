@@ -81,15 +81,18 @@ extension PersistenceCodecTests {
     /// Runs a request as the daemon does: reduce, then journal the change as the outcome says.
     func runJournaled(_ r: inout Reducer, _ journal: inout [UInt8], _ method: String, _ params: String) throws {
         let json = try JSON.parse(params)
-        guard case .success(let cmd) = Methods.command(for: Request(id: .int(1), method: method, params: json), limits: r.limits) else {
+        guard case .success(.state(let cmd)) = Methods.command(for: Request(id: .int(1), method: method, params: json), limits: r.limits) else {
             Issue.record("\(method) \(params) does not decode")
             return
         }
         let before = r.state.seq
         let out = r.reduce(cmd, at: 1000)
         if r.state.seq != before {
-            let entry = out.journal ?? JournalEntry(method, json)
-            Persistence.journalLine(seq: r.state.seq, method: entry.method, params: entry.params, into: &journal)
+            if let entry = out.journal {
+                Persistence.journalLine(seq: r.state.seq, entry, into: &journal)
+            } else {
+                Persistence.journalLine(seq: r.state.seq, method: method, params: json, into: &journal)
+            }
         }
     }
 

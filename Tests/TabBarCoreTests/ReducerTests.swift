@@ -6,13 +6,20 @@ func run(_ r: inout Reducer, _ method: String, _ params: String = "{}") -> Outco
     let json = try! JSON.parse(params)
     switch Methods.command(for: Request(id: .int(1), method: method, params: json), limits: r.limits) {
     case .failure(let e): return Outcome(reply: .failure(e))
-    case .success(let cmd): return r.reduce(cmd)
+    case .success(.state(let cmd)): return r.reduce(cmd)
+    case .success(.server(.stateGet)): return Outcome(reply: .success(.state(seq: r.state.seq, r.state, r.limits)))
+    case .success(.server): fatalError("\(method) is the server's")
     }
+}
+
+/// Typed events compare with their `JSON` view (what subscribers read).
+func == (a: [BarEvent], b: [Event]) -> Bool {
+    a.map { Event($0.method, $0.params) } == b
 }
 
 extension Outcome {
     var error: RPCError? { if case .failure(let e) = reply { return e }; return nil }
-    var value: JSON? { if case .success(let v) = reply { return v }; return nil }
+    var value: JSON? { if case .success(let v) = reply { return v.json }; return nil }
     var eventNames: [String] { events.map(\.method) }
 }
 

@@ -6,7 +6,9 @@ func run(_ r: inout Reducer, _ method: String, _ params: String = "{}", at now: 
     let json = try! JSON.parse(params)
     switch Methods.command(for: Request(id: .int(1), method: method, params: json), limits: r.limits) {
     case .failure(let e): return Outcome(reply: .failure(e))
-    case .success(let cmd): return r.reduce(cmd, at: now)
+    case .success(.state(let cmd)): return r.reduce(cmd, at: now)
+    case .success(.server(.stateGet)): return Outcome(reply: .success(.state(seq: r.state.seq, r.state, r.limits)))
+    case .success(.server): fatalError("\(method) is the server's")
     }
 }
 

@@ -75,7 +75,7 @@ extension Outcome {
         #expect(run(&r, "scroll", #"{"dy":15}"#).events.isEmpty)
         let hide = run(&r, "scroll", #"{"dy":6}"#)
         #expect(hide.visibility?["reasons"] == .array([.string("scroll")]))
-        #expect(hide.journal == JournalEntry("bar.set_hidden", .obj(["hidden": .bool(true), "reason": .string("scroll")])))
+        #expect(hide.journal == .setHidden(true, reason: .scroll))
         // More scrolling down changes nothing; a short way up neither.
         #expect(run(&r, "scroll", #"{"dy":100}"#).events.isEmpty)
         #expect(run(&r, "scroll", #"{"dy":-29}"#).events.isEmpty)
@@ -131,7 +131,7 @@ extension Outcome {
         #expect(idle.phases.map(\.0) == ["idle"])
         #expect(idle.phases.map(\.1) == [0])
         #expect(idle.value?["seq"] == .int(3))
-        #expect(idle.journal?.method == "timer.fired")
+        #expect(idle.journal == .timerFired(.visibility))
         #expect(r.state.visibility.phase == .idle)
         #expect(r.state.visibility.hidden)
         // A stale timer changes nothing.

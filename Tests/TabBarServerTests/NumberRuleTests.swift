@@ -2,15 +2,15 @@ import Testing
 import TabBarCore
 @testable import TabBarServer
 
-/// The number rule (docs/PROTOCOL.md, "Numbers") on the fast and the slow path alike:
+/// The number rule (docs/PROTOCOL.md, "Numbers"):
 /// a whole-number field takes a number written as one — no fraction, no exponent —
 /// within its range (by default ±(2^53−1)); anything else is refused, never rounded.
 /// Any valid number literal parses, whatever its length (within max_line).
 @Suite(.serialized) struct NumberRuleTests {
     static let safe = "between -9007199254740991 and 9007199254740991"
 
-    static func reply(_ p: FastPathTests.Pair, _ line: String) -> JSON? {
-        let text = p.check(line)  // also: the fast and the slow server answered byte for byte alike
+    static func reply(_ p: LineRig, _ line: String) -> JSON? {
+        let text = p.check(line)  // the reply line
         return try? JSON.parse(text.trimmingSuffixNewline)
     }
 
@@ -26,7 +26,7 @@ import TabBarCore
         (#""tab":"chat","if_seq":1000000000000000000"#, "Field \"if_seq\" must be \(safe), not 1000000000000000000."),
     ])
     func selectIndexAndIfSeq(_ params: String, _ message: String?) throws {
-        let p = try FastPathTests.Pair()
+        let p = try LineRig()
         let r = try #require(Self.reply(p, #"{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{\#(params)}}"#))
         if let message {
             #expect(r["error"]?["message"] == .string(message), "\(params)")
@@ -37,7 +37,7 @@ import TabBarCore
     }
 
     @Test func badgeCountsAgreeWithTheirMessage() throws {
-        let p = try FastPathTests.Pair()
+        let p = try LineRig()
         func count(_ n: String) -> JSON? { Self.reply(p, #"{"jsonrpc":"2.0","id":1,"method":"badge.set","params":{"tab":"chat","count":\#(n)}}"#) }
         #expect(count("9007199254740991")?["result"]?["badge"]?["value"] == .int(9_007_199_254_740_991))
         for n in ["9007199254740992", "9223372036854775807", "1000000000000000000", "100000000000000000000"] {
@@ -50,7 +50,7 @@ import TabBarCore
 
     /// JSONTestSuite y_number_double_close_to_zero: a valid literal longer than 64 characters.
     @Test func longLiteralsParse() throws {
-        let p = try FastPathTests.Pair()
+        let p = try LineRig()
         let tiny = "0.000000000000000000000000000000000000000000000000000000000000000000000000000001"
         #expect(Self.reply(p, #"{"jsonrpc":"2.0","id":1,"method":"feedback.set","params":{"volume":\#(tiny)}}"#)?["result"] != nil)
         let longID = String(repeating: "7", count: 500)
@@ -61,12 +61,12 @@ import TabBarCore
     }
 
     @Test func aNullIDIsAnInvalidRequest() throws {
-        let p = try FastPathTests.Pair()
+        let p = try LineRig()
         let r = try #require(Self.reply(p, #"{"jsonrpc":"2.0","id":null,"method":"tab.select","params":{"index":1}}"#))
         #expect(r["id"] == .null)
         #expect(r["error"]?["data"]?["kind"] == .string("invalid_request"))
         #expect(r["error"]?["message"] == .string(#""id" must be a number or a string, not null; leave "id" out for a notification."#))
-        #expect(p.fast.reducer.state.selected == "home")
+        #expect(p.server.reducer.state.selected == "home")
     }
 }
 

@@ -1,0 +1,165 @@
+/// A value inside a `JSONDocument`, read in place: no tree is built. Valid while its
+/// document holds the text it was read from.
+public struct JSONValue: Sendable {
+    public let doc: JSONDocument
+    public let index: Int
+
+    @inline(__always) init(_ doc: JSONDocument, _ index: Int) {
+        self.doc = doc
+        self.index = index
+    }
+
+    @inline(__always) var token: JSONDocument.Token { doc.tokens[index] }
+    public var kind: JSONDocument.Token.Kind { token.kind }
+
+    /// The value's own text, as it appears in the document.
+    public var raw: UnsafeBufferPointer<UInt8> {
+        let t = token
+        let s = t.kind == .string || t.kind == .escapedString ? Int(t.start) - 1 : Int(t.start)
+        let e = t.kind == .string || t.kind == .escapedString ? Int(t.end) + 1 : Int(t.end)
+        return UnsafeBufferPointer(start: doc.bytes.baseAddress! + s, count: e - s)
+    }
+
+    public var isNull: Bool { kind == .null }
+    public var isString: Bool { kind == .string || kind == .escapedString }
+
+    /// A short name for the type, for error messages (as `JSON.typeName`).
+    public var typeName: String {
+        switch kind {
+        case .null: return "null"
+        case .true, .false: return "a boolean"
+        case .number: return "a number"
+        case .string, .escapedString: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    public var stringValue: String? { isString ? doc.string(index) : nil }
+
+    public var boolValue: Bool? {
+        switch kind {
+        case .true: return true
+        case .false: return false
+        default: return nil
+        }
+    }
+
+    /// A number's literal text.
+    public var numberText: String? {
+        guard kind == .number else { return nil }
+        return String(decoding: raw, as: UTF8.self)
+    }
+
+    /// Whether a number is written as a whole number (no fraction, no exponent).
+    public var isIntegerLiteral: Bool {
+        guard kind == .number else { return false }
+        for c in raw where c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { return false }
+        return true
+    }
+
+    /// A whole number that fits an Int (digits only, optional `-`).
+    public var intValue: Int? {
+        guard isIntegerLiteral else { return nil }
+        let r = raw
+        var k = 0
+        let negative = r[0] == UInt8(ascii: "-")
+        var j = negative ? 1 : 0
+        if r.count - j > 18 { return Int(String(decoding: r, as: UTF8.self)) }
+        while j < r.count {
+            k = k &* 10 &+ Int(r[j] &- 0x30)
+            j += 1
+        }
+        return negative ? -k : k
+    }
+
+    public var doubleValue: Double? {
+        guard kind == .number else { return nil }
+        if let i = intValue, i.magnitude < 1 << 53 { return Double(i) }
+        return Double(String(decoding: raw, as: UTF8.self))
+    }
+
+    /// An array's elements.
+    public var elements: [JSONValue] {
+        guard kind == .array else { return [] }
+        var out: [JSONValue] = []
+        out.reserveCapacity(Int(token.count))
+        var k = index + 1
+        for _ in 0..<Int(token.count) {
+            out.append(JSONValue(doc, k))
+            k = Int(doc.tokens[k].next)
+        }
+        return out
+    }
+
+    /// The value of member `key` of an object (nil if absent or not an object).
+    public subscript(key: StaticString) -> JSONValue? {
+        member(UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        var key = key
+        return key.withUTF8 { member($0) }
+    }
+
+    @inline(__always)
+    func member(_ key: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+        let t = token
+        guard t.kind == .object else { return nil }
+        var k = index + 1
+        for _ in 0..<Int(t.count) {
+            let kt = doc.tokens[k]
+            if kt.kind == .string ? doc.rawEquals(k, key) : doc.stringBytes(k).elementsEqual(key) {
+                return JSONValue(doc, k + 1)
+            }
+            k = Int(doc.tokens[k + 1].next)
+        }
+        return nil
+    }
+
+    /// An object's members in order: key and value.
+    public var members: [(key: String, value: JSONValue)] {
+        guard kind == .object else { return [] }
+        var out: [(key: String, value: JSONValue)] = []
+        var k = index + 1
+        for _ in 0..<Int(token.count) {
+            out.append((doc.string(k), JSONValue(doc, k + 1)))
+            k = Int(doc.tokens[k + 1].next)
+        }
+        return out
+    }
+
+    /// The value as a `JSON` tree (for clients and tests; decoding never needs it).
+    public var json: JSON {
+        switch kind {
+        case .null: return .null
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .number: return .number(String(decoding: raw, as: UTF8.self))
+        case .string, .escapedString: return .string(doc.string(index))
+        case .array: return .array(elements.map(\.json))
+        case .object: return .object(members.map { JSON.Member($0.key, $0.value.json) })
+        }
+    }
+
+    /// A document of its own holding a copy of this value (to keep it past its document's next parse).
+    public func detached() -> JSONValue {
+        // (The copy is valid JSON: it is this value's text.)
+        let copy = try! JSONDocument(parsing: raw)
+        return copy.root
+    }
+
+    /// Whether two values have the same text.
+    public func sameText(_ other: JSONValue) -> Bool {
+        let a = raw, b = other.raw
+        return a.count == b.count && (a.count == 0 || memcmpEqual(a.baseAddress!, b.baseAddress!, a.count))
+    }
+}
+
+extension JSONValue {
+    /// Whether this string token (an object's key) spells `key`.
+    @inline(__always)
+    func isKey(_ k: UnsafeBufferPointer<UInt8>) -> Bool {
+        kind == .string ? doc.rawEquals(index, k) : doc.stringBytes(index).elementsEqual(k)
+    }
+}

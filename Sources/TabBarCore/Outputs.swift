@@ -1,0 +1,259 @@
+/// What a request answers, typed: each case is one reply shape of docs/PROTOCOL.md,
+/// written straight to bytes by `write(into:)` (no `JSON` tree).
+public enum Reply: Equatable, Sendable {
+    /// Nothing to say (a timer's step, never sent to a client).
+    case none
+    /// `{}`
+    case empty
+    /// `{"seq":N}`
+    case seq(UInt64)
+    /// `tab.select`: `{"seq","selected","previous","reselected"}`.
+    case selected(seq: UInt64, tab: String, previous: String?, reselected: Bool)
+    /// `{"seq","state"}` (`state.get`, `bar.configure`, `subscribe`).
+    case state(seq: UInt64, BarState, Limits)
+    /// `feedback.set`: `{"seq","feedback"}`.
+    case feedback(seq: UInt64, Feedback)
+    /// Visibility methods: `{"seq","visibility"}`.
+    case visibility(seq: UInt64, Visibility)
+    /// `touch`: `{"seq","target","consumed","commit"[,"ignored":true]}`.
+    case touch(seq: UInt64, target: String?, consumed: Bool, commit: Commit?, ignored: Bool)
+    /// `badge.set`: `{"seq","badge"[,"hidden_badge"][,"ignored":true]}` (`limits`: the display rules).
+    case badge(seq: UInt64, Item, Limits, ignored: Bool)
+    /// `animation.begin`: `{"seq","animation"}`.
+    case animation(seq: UInt64, id: Int)
+    /// The server's own answers (statistics, sound lists, the harness): a value built for it.
+    case json(JSON)
+
+    /// Appends the reply's result value.
+    public func write(into o: inout [UInt8]) {
+        switch self {
+        case .none: o.put("null")
+        case .empty: o.put("{}")
+        case .seq(let s): o.seqHead(s); o.put("}")
+        case let .selected(s, tab, previous, reselected):
+            o.seqHead(s); o.put(#","selected":"#); o.string(tab)
+            o.put(#","previous":"#); o.optional(previous)
+            o.put(#","reselected":"#); o.bool(reselected); o.put("}")
+        case let .state(s, state, limits):
+            o.seqHead(s); o.put(#","state":"#); state.json(limits: limits).write(into: &o); o.put("}")
+        case let .feedback(s, f):
+            o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
+        case let .visibility(s, v):
+            o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}")
+        case let .touch(s, target, consumed, commit, ignored):
+            o.seqHead(s); o.put(#","target":"#); o.optional(target)
+            o.put(#","consumed":"#); o.bool(consumed)
+            o.put(#","commit":"#); o.optional(commit?.rawValue)
+            if ignored { o.put(#","ignored":true"#) }
+            o.put("}")
+        case let .badge(s, item, limits, ignored):
+            o.seqHead(s); item.writeBadge(limits, into: &o)
+            if ignored { o.put(#","ignored":true"#) }
+            o.put("}")
+        case let .animation(s, id):
+            o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}")
+        case .json(let j): j.write(into: &o)
+        }
+    }
+
+    /// The reply as a `JSON` value (tests and tools).
+    public var json: JSON {
+        var o: [UInt8] = []
+        write(into: &o)
+        return try! JSON.parse(o)
+    }
+}
+
+/// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
+/// carrying its `seq`, written straight to bytes by `write(into:)`.
+public enum BarEvent: Equatable, Sendable {
+    case tabSelected(seq: UInt64, tab: String, previous: String?, source: Source)
+    case tabReselected(seq: UInt64, tab: String, source: Source)
+    case actionTriggered(seq: UInt64, tab: String, action: String?)
+    case actionFinished(seq: UInt64, tab: String)
+    /// The item after the change; `limits`: the display rules.
+    case badgeChanged(seq: UInt64, Item, Limits)
+    case barConfigured(seq: UInt64, BarState, Limits)
+    case barVisibility(seq: UInt64, Visibility, durationMs: Int)
+    case feedbackChanged(seq: UInt64, Feedback)
+    case tabHighlighted(seq: UInt64, tab: String, phase: HighlightPhase)
+    /// `tab` nil: the bar itself (a show/hide slide).
+    case animationCue(seq: UInt64, tab: String?, trigger: CueTrigger, kind: AnimationStyle, descriptor: JSON, sound: String?)
+    case animationBegan(seq: UInt64, ActiveAnimation)
+    case animationEnded(seq: UInt64, id: Int, reason: AnimationEndReason)
+
+    /// The event's method name (its topic).
+    public var method: String {
+        switch self {
+        case .tabSelected: return "tab.selected"
+        case .tabReselected: return "tab.reselected"
+        case .actionTriggered: return "action.triggered"
+        case .actionFinished: return "action.finished"
+        case .badgeChanged: return "badge.changed"
+        case .barConfigured: return "bar.configured"
+        case .barVisibility: return "bar.visibility"
+        case .feedbackChanged: return "feedback.changed"
+        case .tabHighlighted: return "tab.highlighted"
+        case .animationCue: return "animation.cue"
+        case .animationBegan: return "animation.began"
+        case .animationEnded: return "animation.ended"
+        }
+    }
+
+    /// Appends the whole notification line, newline included.
+    public func write(into o: inout [UInt8]) {
+        o.put(#"{"jsonrpc":"2.0","method":""#)
+        o.append(contentsOf: method.utf8)
+        o.put(#"","params":"#)
+        writeParams(into: &o)
+        o.put("}\n")
+    }
+
+    /// Appends the params object.
+    public func writeParams(into o: inout [UInt8]) {
+        switch self {
+        case let .tabSelected(s, tab, previous, source):
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","previous":"#); o.optional(previous)
+            o.put(#","source":"#); o.source(source); o.put("}")
+        case let .tabReselected(s, tab, source):
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","source":"#); o.source(source); o.put("}")
+        case let .actionTriggered(s, tab, action):
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab)
+            if let action { o.put(#","action":"#); o.string(action) }
+            o.put("}")
+        case let .actionFinished(s, tab):
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put("}")
+        case let .badgeChanged(s, item, limits):
+            o.seqHead(s); o.put(#","tab":"#); o.string(item.id); item.writeBadge(limits, into: &o); o.put("}")
+        case let .barConfigured(s, state, limits):
+            o.seqHead(s); o.put(#","state":"#); state.json(limits: limits).write(into: &o); o.put("}")
+        case let .barVisibility(s, v, durationMs):
+            o.seqHead(s); o.put(#","hidden":"#); o.bool(v.hidden); o.put(#","phase":""#); o.append(contentsOf: v.phase.rawValue.utf8)
+            o.put(#"","reasons":"#); v.writeReasons(into: &o); o.put(#","duration_ms":"#); o.int(durationMs)
+            o.put(#","nav_stack":"#); v.writeNavStack(into: &o); o.put("}")
+        case let .feedbackChanged(s, f):
+            o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
+        case let .tabHighlighted(s, tab, phase):
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","phase":""#); o.append(contentsOf: phase.rawValue.utf8); o.put(#""}"#)
+        case let .animationCue(s, tab, trigger, kind, descriptor, sound):
+            o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
+            o.put(#","trigger":""#); o.append(contentsOf: trigger.rawValue.utf8)
+            o.put(#"","kind":""#); o.append(contentsOf: kind.rawValue.utf8)
+            o.put(#"","descriptor":"#); descriptor.write(into: &o)
+            o.put(#","sound":"#); o.optional(sound); o.put("}")
+        case let .animationBegan(s, a):
+            o.seqHead(s); o.put(#","animation":"#); o.int(a.id); o.put(#","kind":"#); o.string(a.kind)
+            o.put(#","tab":"#); o.optional(a.tab); o.put(#","duration_ms":"#); o.int(a.durationMs); o.put("}")
+        case let .animationEnded(s, id, reason):
+            o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put(#","reason":""#); o.append(contentsOf: reason.rawValue.utf8); o.put(#""}"#)
+        }
+    }
+
+    /// The params as a `JSON` value (tests and tools).
+    public var params: JSON {
+        var o: [UInt8] = []
+        writeParams(into: &o)
+        return try! JSON.parse(o)
+    }
+}
+
+extension Item {
+    /// `,"badge":…[,"hidden_badge":…]`: what front ends show (null while hidden), and the
+    /// kept value while hidden.
+    func writeBadge(_ limits: Limits, into o: inout [UInt8]) {
+        o.put(#","badge":"#)
+        if let b = visibleBadge { b.write(limits, into: &o) } else { o.put("null") }
+        if badgeHidden, let b = badge { o.put(#","hidden_badge":"#); b.write(limits, into: &o) }
+    }
+}
+
+extension Badge {
+    /// Appends the badge as `json(limits)` spells it.
+    func write(_ limits: Limits, into o: inout [UInt8]) {
+        switch self {
+        case .count(let n):
+            o.put(#"{"kind":"count","value":"#); o.int(n); o.put(#","display":"#); o.string(display(limits)); o.put("}")
+        case .text(let t):
+            o.put(#"{"kind":"text","value":"#); o.string(t); o.put(#","display":"#); o.string(display(limits)); o.put("}")
+        case .dot:
+            o.put(#"{"kind":"dot","display":""}"#)
+        }
+    }
+}
+
+extension Feedback {
+    func write(into o: inout [UInt8]) {
+        o.put(#"{"profile":""#); o.append(contentsOf: profile.rawValue.utf8); o.put(#"","volume":"#); o.double(volume); o.put("}")
+    }
+}
+
+extension Visibility {
+    /// Appends `json`'s text.
+    func write(into o: inout [UInt8]) {
+        o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reasons":"#); writeReasons(into: &o)
+        o.put(#","phase":""#); o.append(contentsOf: phase.rawValue.utf8); o.put(#"","nav_stack":"#); writeNavStack(into: &o)
+        o.put(#","push_hold":"#); o.bool(pushHold); o.put("}")
+    }
+
+    func writeReasons(into o: inout [UInt8]) {
+        o.put("[")
+        for (k, r) in reasons.enumerated() {
+            if k > 0 { o.put(",") }
+            o.put("\""); o.append(contentsOf: r.rawValue.utf8); o.put("\"")
+        }
+        o.put("]")
+    }
+
+    func writeNavStack(into o: inout [UInt8]) {
+        o.put("[")
+        for (k, b) in navStack.enumerated() {
+            if k > 0 { o.put(",") }
+            o.bool(b)
+        }
+        o.put("]")
+    }
+}
+
+/// The pieces every encoder writes with.
+extension Array where Element == UInt8 {
+    @inline(__always) mutating func put(_ s: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+    @inline(__always) mutating func seqHead(_ seq: UInt64) {
+        put(#"{"seq":"#)
+        Wire.writeInt(seq, into: &self)
+    }
+    @inline(__always) mutating func string(_ s: String) { JSON.writeString(s, into: &self) }
+    @inline(__always) mutating func optional(_ s: String?) {
+        if let s { JSON.writeString(s, into: &self) } else { put("null") }
+    }
+    @inline(__always) mutating func bool(_ b: Bool) { if b { put("true") } else { put("false") } }
+    @inline(__always) mutating func int(_ v: Int) {
+        if v < 0 { append(UInt8(ascii: "-")) }
+        Wire.writeInt(v.magnitude.toUInt64, into: &self)
+    }
+    @inline(__always) mutating func source(_ s: Source) { if s == .user { put(#""user""#) } else { put(#""program""#) } }
+    /// As `JSON.double` writes it.
+    mutating func double(_ v: Double) { JSON.double(v).write(into: &self) }
+}
+
+extension UInt {
+    @inline(__always) var toUInt64: UInt64 { UInt64(self) }
+}
+
+extension Wire {
+    /// Appends a reply line: the result's typed value, or the error.
+    public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into out: inout [UInt8]) {
+        switch result {
+        case .success(let value):
+            out.append(contentsOf: head)
+            out.append(contentsOf: #""id":"#.utf8)
+            id.write(into: &out)
+            out.append(contentsOf: #","result":"#.utf8)
+            value.write(into: &out)
+            out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        case .failure(let error):
+            Wire.error(id: id, error, into: &out)
+        }
+    }
+}

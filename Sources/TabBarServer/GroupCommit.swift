@@ -1,0 +1,153 @@
+@preconcurrency import Glibc
+import TabBarCore
+
+/// State changes and the group commit: every change of a loop turn, from any number of
+/// clients, is written to the journal with one write before anything of it leaves the
+/// process. Until then its replies and events stay staged, typed, in the `Batch`; only a
+/// successful write encodes them into the connections' queues. A failed write answers
+/// `storage_failed` to exactly the group's requests, and nothing queued is ever parsed or
+/// taken back.
+extension Server {
+    /// Runs a state command through the reducer at the loop's clock. A change is staged:
+    /// its journal line (the request's params as given — `params` — or what the outcome
+    /// records instead), its events and its reply; `commitBatch` writes it at the end of
+    /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
+    /// A command that changes nothing is answered at once, after what is staged.
+    func apply(_ command: StateCommand, method: String, params: JSONValue?, id: JSON?, from c: Connection?) {
+        var before = reducer.state
+        var outcome = reducer.reduce(command, at: nowMs())
+        if reducer.state.seq == before.seq && batch.open && !commitBatch() {
+            // An answer that changes nothing must not rest on changes that were just undone.
+            before = reducer.state
+            outcome = reducer.reduce(command, at: nowMs())
+        }
+        guard reducer.state.seq != before.seq else {
+            run(outcome.effects)
+            if let c { answer(id: id, outcome.reply, to: c) }
+            return
+        }
+        batch.join(state: before)
+        let seq = reducer.state.seq
+        store.stage(seq: seq) { line in
+            if let entry = outcome.journal {
+                Persistence.journalLine(seq: seq, entry, into: &line)
+            } else {
+                Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
+            }
+        }
+        batch.effects.append(contentsOf: outcome.effects)
+        for e in outcome.events { batch.outputs.append(.event(e)) }
+        guard let c else {
+            batch.count += 1
+            commitBatch()
+            return
+        }
+        batch.count += 1
+        batch.clientChanges += 1
+        if let id {
+            batch.outputs.append(.reply(c, id, outcome.reply))
+            stats.handling.record(Posix.monotonicNs() &- lineReadNs)
+        }
+    }
+
+    /// Writes the staged changes to the journal with one write; then encodes their events
+    /// and replies, in order, into the queues and runs their effects. If the write fails
+    /// they are undone — nothing of them has left the process: the state is restored, the
+    /// events are dropped, and each request is answered `storage_failed` instead. Returns
+    /// false when it undid them.
+    @discardableResult
+    func commitBatch() -> Bool {
+        guard batch.open else { return true }
+        do {
+            try store.commitReachable(before: batch.stateBefore, after: reducer.state, limits: reducer.limits)
+        } catch {
+            reducer.state = batch.stateBefore
+            peerLogs.write(.journal, .error, "Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused",
+                           ["error": "\(error)", "file": store.journalPath], nowNs: Posix.monotonicNs())
+            let refused = storageFailed("\(error)")
+            for case let .reply(c, id, _) in batch.outputs where !c.closed {
+                c.queueReply(id: id, .failure(refused))
+            }
+            stats.errors += batch.clientChanges
+            batch.close()
+            return false
+        }
+        publishingGroup = true
+        for output in batch.outputs {
+            switch output {
+            case .event(let e):
+                broadcast(e)
+            case let .reply(c, id, result):
+                guard !c.closed else { continue }
+                if case .failure = result { stats.errors += 1 }
+                c.queueReply(id: id, result)  // (its reading marked it for flushing)
+            }
+        }
+        publishingGroup = false
+        let effects = batch.effects
+        batch.close()
+        run(effects)
+        return true
+    }
+
+    func run(_ effects: [Effect]) {
+        for effect in effects {
+            switch effect {
+            case let .play(name, gain, _):
+                switch audio.play(name: name, gain: gain, requestedAt: lineReadNs) {
+                case .success:
+                    stats.soundsPlayed += 1
+                    settleAudio(queued: true)
+                case .failure(let e):
+                    stats.soundsFailed += 1
+                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: Posix.monotonicNs())
+                }
+            case let .timer(key, atMs):
+                timers[key] = atMs
+            case let .cancelTimer(key):
+                timers[key] = nil
+            }
+        }
+    }
+
+    func storageFailed(_ why: String) -> RPCError {
+        RPCError(code: -32008, kind: "storage_failed",
+                 message: "The change was not made: the state could not be saved (\(why)). \(store.advice); reads and sounds still work.")
+    }
+}
+
+/// The changes of the current loop turn whose journal lines are not yet written (group
+/// commit), with what they will say once they are: their events and replies, in order,
+/// typed. Until `Server.commitBatch` nothing of them has left the process.
+struct Batch {
+    /// What a staged change will publish or answer.
+    enum Output {
+        case event(BarEvent)
+        case reply(Connection, JSON, Result<Reply, RPCError>)
+    }
+
+    private(set) var open = false
+    private(set) var stateBefore = BarState.defaultBar
+    var effects: [Effect] = []
+    var outputs: [Output] = []
+    /// Changes staged, and those of them a client asked for (the rest are timers').
+    var count = 0
+    var clientChanges = 0
+
+    /// Opens the group with the state before its first change if it is not open.
+    @inline(__always)
+    mutating func join(state: @autoclosure () -> BarState) {
+        if !open {
+            open = true
+            stateBefore = state()
+        }
+    }
+
+    mutating func close() {
+        open = false
+        count = 0
+        clientChanges = 0
+        effects.removeAll(keepingCapacity: true)
+        outputs.removeAll(keepingCapacity: true)
+    }
+}
