@@ -9,14 +9,35 @@ enum Requests {
         #"{"jsonrpc":"2.0","id":100000,"method":"tab.select","params":{"index":\#(index),"source":"\#(source)"}}"# + "\n"
     }
 
-    /// 128 lines alternating index 0 and 1: any run of up to 127 lines starting at
-    /// line `k % 2` keeps the alternation.
+    /// A tap as a front end sends it: `touch` down then up on the first tab (`tab` 0) or
+    /// the second, each a state change (the highlight, then the commit). Padded so that
+    /// every line has the same length.
+    static func touch(_ phase: String, tab: Int) -> String {
+        let x = tab == 0 ? "37.50" : "112.5"
+        let pad = phase == "up" ? "  " : ""
+        return #"{"jsonrpc":"2.0","id":100000,"method":"touch","params":{"phase":"\#(phase)",\#(pad)"x":\#(x),"y":20}}"# + "\n"
+    }
+
+    /// `tabbard-bench --request touch`: the load is taps instead of `tab.select` (set
+    /// before the first measurement).
+    nonisolated(unsafe) static var touches = false
+
+    /// The lines of one cycle: select tab 0, tab 1; or tap tab 0, tab 1 (down, up each).
+    static var cycle: [String] {
+        touches ? [touch("down", tab: 0), touch("up", tab: 0), touch("down", tab: 1), touch("up", tab: 1)]
+                : [select(index: 0), select(index: 1)]
+    }
+    static var period: Int { cycle.count }
+
+    /// 128 lines repeating the cycle: any run of up to 124 lines starting at line
+    /// `k % period` keeps it.
     static let ring: [UInt8] = {
         var out: [UInt8] = []
-        for k in 0..<128 { out.append(contentsOf: select(index: k % 2).utf8) }
+        let c = cycle
+        for k in 0..<128 { out.append(contentsOf: c[k % c.count].utf8) }
         return out
     }()
-    static let lineLength = select(index: 0).utf8.count
+    static let lineLength = cycle[0].utf8.count
 
     static let subscribe = Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"#.utf8) + [0x0A]
 }
@@ -43,7 +64,7 @@ func roundTrips(socket: String, n: Int, warmup: Int) throws -> [UInt64] {
         try buf.withUnsafeMutableBytes { b in
             for k in 0..<(warmup + n) {
                 let t0 = nowNs()
-                let line = ring.baseAddress! + (k % 2) * len
+                let line = ring.baseAddress! + (k % Requests.period) * len
                 var off = 0
                 while off < len {
                     let w = send(fd, line + off, len - off, Int32(MSG_NOSIGNAL))
@@ -88,7 +109,7 @@ func pipelined(socket: String, clients: Int, window: Int, seconds: Double, warmu
     func sendLines(_ i: Int, _ k: Int) throws {
         guard k > 0 else { return }
         try Requests.ring.withUnsafeBytes { ring in
-            try writeAll(fds[i], ring.baseAddress! + (sentPer[i] % 2) * len, k * len)
+            try writeAll(fds[i], ring.baseAddress! + (sentPer[i] % Requests.period) * len, k * len)
         }
         sentPer[i] += k
     }

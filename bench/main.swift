@@ -23,7 +23,7 @@ Usage: tabbard-bench --daemon PATH [options]
   --keep              keep the temporary directory (logs, state)
   --sink-json PATH    the click at the sink, as bench/sink/sinkbench.py wrote it (make bench runs it first)
 
-  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N]
+  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N] [--request select|touch]
                       only drive pipelined tab.select load (or fan-out rounds, or N
                       sequential round trips) at a running server and print the figure
                       (for perf / callgrind / A-B runs)
@@ -79,6 +79,7 @@ func parseOptions() -> Options {
         case "--subscribers": o.loadSubscribers = Int(value(a)) ?? 0
         case "--spin": o.spin = true
         case "--round-trips": o.loadRoundTrips = Int(value(a)) ?? 0
+        case "--request": Requests.touches = value(a) == "touch"
         case "--help", "-h": print(usage); exit(0)
         default: fputs("tabbard-bench: unknown option \(a)\n\(usage)\n", stderr); exit(2)
         }

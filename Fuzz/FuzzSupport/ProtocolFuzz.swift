@@ -262,8 +262,7 @@ public enum ProtocolFuzz {
                     throw Violation("\(method): event \(e.method) carries seq \(e.params["seq"]?.text ?? "none"), the change made \(after.seq)")
                 }
                 // What a subscriber receives is one line of valid JSON saying the same.
-                var line: [UInt8] = []
-                e.write(into: &line)
+                let line = e.line
                 guard line.last == 0x0A, line.firstIndex(of: 0x0A) == line.count - 1,
                       let parsed = try? JSON.parse(line.dropLast()),
                       parsed["method"] == .string(e.method), parsed["params"] == e.params else {
@@ -273,7 +272,7 @@ public enum ProtocolFuzz {
             if let entry = outcome.journal {
                 Persistence.journalLine(seq: after.seq, entry, into: &world.journal)
             } else {
-                Persistence.journalLine(seq: after.seq, method: method, params: params?.raw, into: &world.journal)
+                Persistence.journalLine(seq: after.seq, method: method, raw: params?.raw, into: &world.journal)
             }
         }
         for effect in outcome.effects {

@@ -75,8 +75,9 @@ extension Reducer {
 
     /// The descriptor of item `k`'s style for `trigger`, or nil when the style has no cue for it.
     func descriptor(_ trigger: CueTrigger, _ k: Int, from previous: Int?) -> (AnimationStyle, JSON)? {
+        let style = state.items[k].animation ?? state.settings.animation
+        if style == .none { return nil }  // (the common bar: no copy of the item)
         let item = state.items[k]
-        let style = style(of: item)
         let target = trigger == .badge ? "badge" : "item"
         switch style {
         case .none:

@@ -51,8 +51,16 @@ public enum Envelope {
             if value.kind == .array { return .failure(Rejection(id: .null, error: .batchUnsupported, silent: false)) }
             return .failure(Rejection(id: .null, error: .invalidRequest("A request must be a JSON object, not \(value.typeName)."), silent: false))
         }
-        let idValue = value["id"], method = value["method"], params = value["params"], version = value["jsonrpc"]
-        // (Unknown envelope members are ignored.)
+        // One pass over the members (unknown envelope members are ignored).
+        var idValue: JSONValue?, method: JSONValue?, params: JSONValue?, version: JSONValue?
+        let doc = value.doc
+        var k = value.index + 1
+        for _ in 0..<Int(doc.tokens[value.index].count) {
+            let key = JSONValue(doc, k), v = JSONValue(doc, k + 1)
+            if key.isKey("id") { idValue = v } else if key.isKey("method") { method = v }
+            else if key.isKey("params") { params = v } else if key.isKey("jsonrpc") { version = v }
+            k = Int(doc.tokens[k + 1].next)
+        }
         var id: JSON?
         if let i = idValue {
             switch i.kind {

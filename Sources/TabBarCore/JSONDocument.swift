@@ -23,16 +23,25 @@ public final class JSONDocument: @unchecked Sendable {
         public var count: Int32
     }
 
-    public private(set) var bytes: UnsafeMutableBufferPointer<UInt8>
-    public private(set) var count = 0
-    public private(set) var tokens: UnsafeMutablePointer<Token>
-    public private(set) var tokenCount = 0
-    private var tokenCapacity: Int
+    /// What a parse fills in. Held through a pointer (`let`), so that reading it costs no
+    /// run-time exclusivity check, as a class's `var` would on every access.
+    struct Storage {
+        var bytes: UnsafeMutableBufferPointer<UInt8>
+        var count = 0
+        var tokens: UnsafeMutablePointer<Token>
+        var tokenCount = 0
+        var tokenCapacity: Int
+    }
+    private let s: UnsafeMutablePointer<Storage>
+
+    public var bytes: UnsafeMutableBufferPointer<UInt8> { @inline(__always) get { s.pointee.bytes } }
+    public var count: Int { @inline(__always) get { s.pointee.count } }
+    public var tokens: UnsafeMutablePointer<Token> { @inline(__always) get { s.pointee.tokens } }
+    public var tokenCount: Int { @inline(__always) get { s.pointee.tokenCount } }
 
     public init() {
-        bytes = .allocate(capacity: 256)
-        tokenCapacity = 32
-        tokens = .allocate(capacity: tokenCapacity)
+        s = .allocate(capacity: 1)
+        s.initialize(to: Storage(bytes: .allocate(capacity: 256), tokens: .allocate(capacity: 32), tokenCapacity: 32))
     }
 
     /// A document parsed from `text`.
@@ -53,8 +62,9 @@ public final class JSONDocument: @unchecked Sendable {
     }
 
     deinit {
-        bytes.deallocate()
-        tokens.deallocate()
+        s.pointee.bytes.deallocate()
+        s.pointee.tokens.deallocate()
+        s.deallocate()
     }
 
     /// The document's text.
@@ -65,18 +75,19 @@ public final class JSONDocument: @unchecked Sendable {
 
     /// Reads `text` (a copy is kept), replacing what the document held.
     public func parse(_ text: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) throws(JSONParseError) {
-        if text.count > bytes.count {
-            bytes.deallocate()
-            bytes = .allocate(capacity: max(text.count, bytes.count * 2))
+        if text.count > s.pointee.bytes.count {
+            let old = s.pointee.bytes
+            s.pointee.bytes = .allocate(capacity: max(text.count, old.count * 2))
+            old.deallocate()
         }
-        if let src = text.baseAddress, text.count > 0 { bytes.baseAddress!.update(from: src, count: text.count) }
-        count = text.count
-        tokenCount = 0
-        var p = Parser(doc: self, b: UnsafeBufferPointer(start: bytes.baseAddress, count: count), maxDepth: maxDepth)
+        if let src = text.baseAddress, text.count > 0 { s.pointee.bytes.baseAddress!.update(from: src, count: text.count) }
+        s.pointee.count = text.count
+        s.pointee.tokenCount = 0
+        var p = Parser(doc: self, b: UnsafeBufferPointer(start: s.pointee.bytes.baseAddress, count: text.count), maxDepth: maxDepth)
         do {
             try p.document()
         } catch {
-            tokenCount = 0
+            s.pointee.tokenCount = 0
             throw error
         }
     }
@@ -88,16 +99,17 @@ public final class JSONDocument: @unchecked Sendable {
 
     @inline(__always)
     fileprivate func append(_ t: Token) -> Int {
-        if tokenCount == tokenCapacity {
-            let grown = UnsafeMutablePointer<Token>.allocate(capacity: tokenCapacity * 2)
-            grown.moveInitialize(from: tokens, count: tokenCount)
-            tokens.deallocate()
-            tokens = grown
-            tokenCapacity *= 2
+        let n = s.pointee.tokenCount
+        if n == s.pointee.tokenCapacity {
+            let grown = UnsafeMutablePointer<Token>.allocate(capacity: n * 2)
+            grown.moveInitialize(from: s.pointee.tokens, count: n)
+            s.pointee.tokens.deallocate()
+            s.pointee.tokens = grown
+            s.pointee.tokenCapacity = n * 2
         }
-        tokens[tokenCount] = t
-        tokenCount += 1
-        return tokenCount - 1
+        s.pointee.tokens[n] = t
+        s.pointee.tokenCount = n + 1
+        return n
     }
 
     /// Whether the string token `k` (raw bytes, no escapes) spells `key`.
@@ -323,6 +335,15 @@ public final class JSONDocument: @unchecked Sendable {
             var escaped = false
             var highBytes = false
             while true {
+                // Eight plain bytes at a time: none a quote, a backslash, a control or a high byte.
+                while i + 8 <= b.count {
+                    let w = UnsafeRawPointer(b.baseAddress! + i).loadUnaligned(as: UInt64.self)
+                    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                    @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+                    let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs) | (w & highs)
+                    if special != 0 { break }
+                    i += 8
+                }
                 guard i < b.count else { throw fail("unterminated string") }
                 let c = b[i]
                 if c == UInt8(ascii: "\"") { break }

@@ -163,3 +163,11 @@ extension JSONValue {
         kind == .string ? doc.rawEquals(index, k) : doc.stringBytes(index).elementsEqual(k)
     }
 }
+
+extension JSONValue {
+    /// `isKey` for a literal.
+    @inline(__always)
+    func isKey(_ key: StaticString) -> Bool {
+        isKey(UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+}

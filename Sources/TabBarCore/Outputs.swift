@@ -10,22 +10,22 @@ public enum Reply: Equatable, Sendable {
     /// `tab.select`: `{"seq","selected","previous","reselected"}`.
     case selected(seq: UInt64, tab: String, previous: String?, reselected: Bool)
     /// `{"seq","state"}` (`state.get`, `bar.configure`, `subscribe`).
-    case state(seq: UInt64, BarState, Limits)
+    indirect case state(seq: UInt64, BarState, Limits)
     /// `feedback.set`: `{"seq","feedback"}`.
     case feedback(seq: UInt64, Feedback)
     /// Visibility methods: `{"seq","visibility"}`.
-    case visibility(seq: UInt64, Visibility)
+    indirect case visibility(seq: UInt64, Visibility)
     /// `touch`: `{"seq","target","consumed","commit"[,"ignored":true]}`.
     case touch(seq: UInt64, target: String?, consumed: Bool, commit: Commit?, ignored: Bool)
     /// `badge.set`: `{"seq","badge"[,"hidden_badge"][,"ignored":true]}` (`limits`: the display rules).
-    case badge(seq: UInt64, Item, Limits, ignored: Bool)
+    indirect case badge(seq: UInt64, Item, Limits, ignored: Bool)
     /// `animation.begin`: `{"seq","animation"}`.
     case animation(seq: UInt64, id: Int)
     /// The server's own answers (statistics, sound lists, the harness): a value built for it.
-    case json(JSON)
+    indirect case json(JSON)
 
     /// Appends the reply's result value.
-    public func write(into o: inout [UInt8]) {
+    public func write(into o: inout ByteBuffer) {
         switch self {
         case .none: o.put("null")
         case .empty: o.put("{}")
@@ -35,7 +35,7 @@ public enum Reply: Equatable, Sendable {
             o.put(#","previous":"#); o.optional(previous)
             o.put(#","reselected":"#); o.bool(reselected); o.put("}")
         case let .state(s, state, limits):
-            o.seqHead(s); o.put(#","state":"#); state.json(limits: limits).write(into: &o); o.put("}")
+            o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
         case let .feedback(s, f):
             o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
         case let .visibility(s, v):
@@ -52,15 +52,16 @@ public enum Reply: Equatable, Sendable {
             o.put("}")
         case let .animation(s, id):
             o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}")
-        case .json(let j): j.write(into: &o)
+        case .json(let j): o.json(j)
         }
     }
 
     /// The reply as a `JSON` value (tests and tools).
     public var json: JSON {
-        var o: [UInt8] = []
+        var o = ByteBuffer()
+        defer { o.free() }
         write(into: &o)
-        return try! JSON.parse(o)
+        return try! JSON.parse(o.array)
     }
 }
 
@@ -72,14 +73,14 @@ public enum BarEvent: Equatable, Sendable {
     case actionTriggered(seq: UInt64, tab: String, action: String?)
     case actionFinished(seq: UInt64, tab: String)
     /// The item after the change; `limits`: the display rules.
-    case badgeChanged(seq: UInt64, Item, Limits)
-    case barConfigured(seq: UInt64, BarState, Limits)
-    case barVisibility(seq: UInt64, Visibility, durationMs: Int)
+    indirect case badgeChanged(seq: UInt64, Item, Limits)
+    indirect case barConfigured(seq: UInt64, BarState, Limits)
+    indirect case barVisibility(seq: UInt64, Visibility, durationMs: Int)
     case feedbackChanged(seq: UInt64, Feedback)
     case tabHighlighted(seq: UInt64, tab: String, phase: HighlightPhase)
     /// `tab` nil: the bar itself (a show/hide slide).
-    case animationCue(seq: UInt64, tab: String?, trigger: CueTrigger, kind: AnimationStyle, descriptor: JSON, sound: String?)
-    case animationBegan(seq: UInt64, ActiveAnimation)
+    indirect case animationCue(seq: UInt64, tab: String?, trigger: CueTrigger, kind: AnimationStyle, descriptor: JSON, sound: String?)
+    indirect case animationBegan(seq: UInt64, ActiveAnimation)
     case animationEnded(seq: UInt64, id: Int, reason: AnimationEndReason)
 
     /// The event's method name (its topic).
@@ -101,16 +102,16 @@ public enum BarEvent: Equatable, Sendable {
     }
 
     /// Appends the whole notification line, newline included.
-    public func write(into o: inout [UInt8]) {
+    public func write(into o: inout ByteBuffer) {
         o.put(#"{"jsonrpc":"2.0","method":""#)
-        o.append(contentsOf: method.utf8)
+        o.utf8(method)
         o.put(#"","params":"#)
         writeParams(into: &o)
         o.put("}\n")
     }
 
     /// Appends the params object.
-    public func writeParams(into o: inout [UInt8]) {
+    public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .tabSelected(s, tab, previous, source):
             o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","previous":"#); o.optional(previous)
@@ -126,41 +127,50 @@ public enum BarEvent: Equatable, Sendable {
         case let .badgeChanged(s, item, limits):
             o.seqHead(s); o.put(#","tab":"#); o.string(item.id); item.writeBadge(limits, into: &o); o.put("}")
         case let .barConfigured(s, state, limits):
-            o.seqHead(s); o.put(#","state":"#); state.json(limits: limits).write(into: &o); o.put("}")
+            o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
         case let .barVisibility(s, v, durationMs):
-            o.seqHead(s); o.put(#","hidden":"#); o.bool(v.hidden); o.put(#","phase":""#); o.append(contentsOf: v.phase.rawValue.utf8)
+            o.seqHead(s); o.put(#","hidden":"#); o.bool(v.hidden); o.put(#","phase":""#); o.utf8(v.phase.rawValue)
             o.put(#"","reasons":"#); v.writeReasons(into: &o); o.put(#","duration_ms":"#); o.int(durationMs)
             o.put(#","nav_stack":"#); v.writeNavStack(into: &o); o.put("}")
         case let .feedbackChanged(s, f):
             o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
         case let .tabHighlighted(s, tab, phase):
-            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","phase":""#); o.append(contentsOf: phase.rawValue.utf8); o.put(#""}"#)
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
-            o.put(#","trigger":""#); o.append(contentsOf: trigger.rawValue.utf8)
-            o.put(#"","kind":""#); o.append(contentsOf: kind.rawValue.utf8)
-            o.put(#"","descriptor":"#); descriptor.write(into: &o)
+            o.put(#","trigger":""#); o.utf8(trigger.rawValue)
+            o.put(#"","kind":""#); o.utf8(kind.rawValue)
+            o.put(#"","descriptor":"#); o.json(descriptor)
             o.put(#","sound":"#); o.optional(sound); o.put("}")
         case let .animationBegan(s, a):
             o.seqHead(s); o.put(#","animation":"#); o.int(a.id); o.put(#","kind":"#); o.string(a.kind)
             o.put(#","tab":"#); o.optional(a.tab); o.put(#","duration_ms":"#); o.int(a.durationMs); o.put("}")
         case let .animationEnded(s, id, reason):
-            o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put(#","reason":""#); o.append(contentsOf: reason.rawValue.utf8); o.put(#""}"#)
+            o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put(#","reason":""#); o.utf8(reason.rawValue); o.put(#""}"#)
         }
     }
 
     /// The params as a `JSON` value (tests and tools).
     public var params: JSON {
-        var o: [UInt8] = []
+        var o = ByteBuffer()
+        defer { o.free() }
         writeParams(into: &o)
-        return try! JSON.parse(o)
+        return try! JSON.parse(o.array)
+    }
+
+    /// The whole notification line (tests and tools).
+    public var line: [UInt8] {
+        var o = ByteBuffer()
+        defer { o.free() }
+        write(into: &o)
+        return o.array
     }
 }
 
 extension Item {
     /// `,"badge":…[,"hidden_badge":…]`: what front ends show (null while hidden), and the
     /// kept value while hidden.
-    func writeBadge(_ limits: Limits, into o: inout [UInt8]) {
+    func writeBadge(_ limits: Limits, into o: inout ByteBuffer) {
         o.put(#","badge":"#)
         if let b = visibleBadge { b.write(limits, into: &o) } else { o.put("null") }
         if badgeHidden, let b = badge { o.put(#","hidden_badge":"#); b.write(limits, into: &o) }
@@ -169,7 +179,7 @@ extension Item {
 
 extension Badge {
     /// Appends the badge as `json(limits)` spells it.
-    func write(_ limits: Limits, into o: inout [UInt8]) {
+    func write(_ limits: Limits, into o: inout ByteBuffer) {
         switch self {
         case .count(let n):
             o.put(#"{"kind":"count","value":"#); o.int(n); o.put(#","display":"#); o.string(display(limits)); o.put("}")
@@ -182,29 +192,29 @@ extension Badge {
 }
 
 extension Feedback {
-    func write(into o: inout [UInt8]) {
-        o.put(#"{"profile":""#); o.append(contentsOf: profile.rawValue.utf8); o.put(#"","volume":"#); o.double(volume); o.put("}")
+    func write(into o: inout ByteBuffer) {
+        o.put(#"{"profile":""#); o.utf8(profile.rawValue); o.put(#"","volume":"#); o.double(volume); o.put("}")
     }
 }
 
 extension Visibility {
     /// Appends `json`'s text.
-    func write(into o: inout [UInt8]) {
+    func write(into o: inout ByteBuffer) {
         o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reasons":"#); writeReasons(into: &o)
-        o.put(#","phase":""#); o.append(contentsOf: phase.rawValue.utf8); o.put(#"","nav_stack":"#); writeNavStack(into: &o)
+        o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#"","nav_stack":"#); writeNavStack(into: &o)
         o.put(#","push_hold":"#); o.bool(pushHold); o.put("}")
     }
 
-    func writeReasons(into o: inout [UInt8]) {
+    func writeReasons(into o: inout ByteBuffer) {
         o.put("[")
         for (k, r) in reasons.enumerated() {
             if k > 0 { o.put(",") }
-            o.put("\""); o.append(contentsOf: r.rawValue.utf8); o.put("\"")
+            o.put("\""); o.utf8(r.rawValue); o.put("\"")
         }
         o.put("]")
     }
 
-    func writeNavStack(into o: inout [UInt8]) {
+    func writeNavStack(into o: inout ByteBuffer) {
         o.put("[")
         for (k, b) in navStack.enumerated() {
             if k > 0 { o.put(",") }
@@ -214,46 +224,28 @@ extension Visibility {
     }
 }
 
-/// The pieces every encoder writes with.
-extension Array where Element == UInt8 {
-    @inline(__always) mutating func put(_ s: StaticString) {
-        append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
-    }
-    @inline(__always) mutating func seqHead(_ seq: UInt64) {
-        put(#"{"seq":"#)
-        Wire.writeInt(seq, into: &self)
-    }
-    @inline(__always) mutating func string(_ s: String) { JSON.writeString(s, into: &self) }
-    @inline(__always) mutating func optional(_ s: String?) {
-        if let s { JSON.writeString(s, into: &self) } else { put("null") }
-    }
-    @inline(__always) mutating func bool(_ b: Bool) { if b { put("true") } else { put("false") } }
-    @inline(__always) mutating func int(_ v: Int) {
-        if v < 0 { append(UInt8(ascii: "-")) }
-        Wire.writeInt(v.magnitude.toUInt64, into: &self)
-    }
-    @inline(__always) mutating func source(_ s: Source) { if s == .user { put(#""user""#) } else { put(#""program""#) } }
-    /// As `JSON.double` writes it.
-    mutating func double(_ v: Double) { JSON.double(v).write(into: &self) }
-}
-
-extension UInt {
-    @inline(__always) var toUInt64: UInt64 { UInt64(self) }
-}
-
 extension Wire {
     /// Appends a reply line: the result's typed value, or the error.
-    public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into out: inout [UInt8]) {
+    public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {
         switch result {
         case .success(let value):
-            out.append(contentsOf: head)
-            out.append(contentsOf: #""id":"#.utf8)
-            id.write(into: &out)
-            out.append(contentsOf: #","result":"#.utf8)
-            value.write(into: &out)
-            out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+            o.put(#"{"jsonrpc":"2.0","id":"#)
+            o.id(id)
+            o.put(#","result":"#)
+            value.write(into: &o)
+            o.put("}\n")
         case .failure(let error):
-            Wire.error(id: id, error, into: &out)
+            var line: [UInt8] = []
+            Wire.error(id: id, error, into: &line)
+            o.append(line)
         }
+    }
+
+    /// `reply` into an array (tests and tools).
+    public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into out: inout [UInt8]) {
+        var o = ByteBuffer()
+        defer { o.free() }
+        reply(id: id, result, into: &o)
+        out.append(contentsOf: o.bytes)
     }
 }

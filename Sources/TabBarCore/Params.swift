@@ -42,12 +42,12 @@ public struct Params: Sendable {
     public func has(_ key: some FieldName) -> Bool { self[key] != nil }
 
     /// Rejects any member not in `allowed`, naming it.
-    public func only(_ allowed: [StaticString]) throws(RPCError) { try only(allowed as [any FieldName]) }
+    public func only(_ allowed: [StaticString]) throws(RPCError) { try onlyNames(allowed) }
 
     /// `only` for names made at run time.
-    public func only(names allowed: [String]) throws(RPCError) { try only(allowed as [any FieldName]) }
+    public func only(names allowed: [String]) throws(RPCError) { try onlyNames(allowed) }
 
-    private func only(_ allowed: [any FieldName]) throws(RPCError) {
+    private func onlyNames<K: FieldName>(_ allowed: [K]) throws(RPCError) {
         guard let object else { return }
         let doc = object.doc
         var k = object.index + 1

@@ -46,37 +46,58 @@ public enum Persistence {
     /// Appends the journal line of one change (with its newline) to `line`: the request's
     /// method and params as it gave them (`params`, its bytes), or what the outcome says to
     /// record instead (`entry`). Replay reads it with the decoder requests go through.
-    public static func journalLine(seq: UInt64, method: String, params: UnsafeBufferPointer<UInt8>?, into line: inout [UInt8]) {
+    public static func journalLine(seq: UInt64, method: String, params: UnsafeBufferPointer<UInt8>?, into line: inout ByteBuffer) {
         line.put(#"{"seq":"#)
-        Wire.writeInt(seq, into: &line)
+        line.uint(seq)
         line.put(#","method":"#)
-        JSON.writeString(method, into: &line)
+        line.string(method)
         if let params {
             line.put(#","params":"#)
-            line.append(contentsOf: params)
+            line.append(params)
         }
         line.put("}\n")
     }
 
     /// `journalLine` of what an outcome records instead of its request.
-    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout [UInt8]) {
+    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout ByteBuffer) {
         line.put(#"{"seq":"#)
-        Wire.writeInt(seq, into: &line)
+        line.uint(seq)
         line.put(#","method":""#)
         line.put(entry.method)
         line.append(UInt8(ascii: "\""))
-        let before = line.count
-        line.put(#","params":"#)
-        let head = line.count
-        entry.writeParams(into: &line)
-        if line.count == head { line.removeSubrange(before...) }
+        if entry.hasParams {
+            line.put(#","params":"#)
+            entry.writeParams(into: &line)
+        }
         line.put("}\n")
+    }
+
+    /// `journalLine` into an array (tests and tools).
+    public static func journalLine(seq: UInt64, method: String, raw params: UnsafeBufferPointer<UInt8>?, into line: inout [UInt8]) {
+        var o = ByteBuffer()
+        defer { o.free() }
+        journalLine(seq: seq, method: method, params: params, into: &o)
+        line.append(contentsOf: o.bytes)
+    }
+
+    /// `journalLine` into an array (tests and tools).
+    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout [UInt8]) {
+        var o = ByteBuffer()
+        defer { o.free() }
+        journalLine(seq: seq, entry, into: &o)
+        line.append(contentsOf: o.bytes)
     }
 
     /// `journalLine` from a `JSON` params value (tests and tools).
     public static func journalLine(seq: UInt64, method: String, params: JSON?, into line: inout [UInt8]) {
-        guard let params, params != .null else { return journalLine(seq: seq, method: method, params: nil as UnsafeBufferPointer<UInt8>?, into: &line) }
-        params.encoded().withUnsafeBufferPointer { journalLine(seq: seq, method: method, params: $0, into: &line) }
+        var o = ByteBuffer()
+        defer { o.free() }
+        if let params, params != .null {
+            params.encoded().withUnsafeBufferPointer { journalLine(seq: seq, method: method, params: $0, into: &o) }
+        } else {
+            journalLine(seq: seq, method: method, params: nil, into: &o)
+        }
+        line.append(contentsOf: o.bytes)
     }
 
     /// Replays a journal, fed in chunks of any size, into a reducer. Entries at or

@@ -66,15 +66,21 @@ public enum JournalEntry: Equatable, Sendable {
         }
     }
 
+    /// Whether the entry has params.
+    public var hasParams: Bool {
+        if case .touchHighlight = self { return false }
+        return true
+    }
+
     /// Appends the params object, or nothing when there are none.
-    public func writeParams(into o: inout [UInt8]) {
+    public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .select(tab, source), let .actionTrigger(tab, source):
             o.put(#"{"tab":"#); o.string(tab); o.put(#","source":"#); o.source(source); o.put("}")
         case let .setHidden(hidden, reason):
-            o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.append(contentsOf: reason.rawValue.utf8); o.put(#""}"#)
+            o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.utf8(reason.rawValue); o.put(#""}"#)
         case .timerFired(let key):
-            key.json.write(into: &o)
+            o.json(key.json)
         case .touchHighlight:
             break
         }
@@ -202,7 +208,7 @@ public struct Reducer: Sendable {
         case .visibility: name = sounds.visibility
         case .animation: name = kind.flatMap { state.settings.animationSounds[$0] }
         }
-        if let own = state.settings.sounds[trigger.rawValue] { name = own }
+        if !state.settings.sounds.isEmpty, let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
         if let own = item?.sound, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
         guard let name, name != "none", !name.isEmpty else { return [] }

@@ -61,10 +61,12 @@ final class Connection {
         return false
     }
 
-    /// Queues the reply to a request (an encoded typed value, `Wire.reply`).
-    func queueReply(id: JSON, _ result: Result<Reply, RPCError>) {
+    /// Queues the reply to a request (an encoded typed value, `Wire.reply`), encoded in `scratch`.
+    func queueReply(id: JSON, _ result: Result<Reply, RPCError>, scratch: inout ByteBuffer) {
+        scratch.removeAll()
+        Wire.reply(id: id, result, into: &scratch)
         let start = out.count
-        Wire.reply(id: id, result, into: &out)
+        out.append(contentsOf: scratch.bytes)
         replies.append(start..<out.count)
     }
 

@@ -55,7 +55,7 @@ extension Server {
         commitBatch()
         if case .failure = result { stats.errors += 1 }
         guard let id else { return }
-        c.queueReply(id: id, result)
+        c.queueReply(id: id, result, scratch: &scratch)
         stats.handling.record(Posix.monotonicNs() &- lineReadNs)
     }
 

@@ -66,7 +66,7 @@ extension Server {
                            ["error": "\(error)", "file": store.journalPath], nowNs: Posix.monotonicNs())
             let refused = storageFailed("\(error)")
             for case let .reply(c, id, _) in batch.outputs where !c.closed {
-                c.queueReply(id: id, .failure(refused))
+                c.queueReply(id: id, .failure(refused), scratch: &scratch)
             }
             stats.errors += batch.clientChanges
             batch.close()
@@ -80,7 +80,7 @@ extension Server {
             case let .reply(c, id, result):
                 guard !c.closed else { continue }
                 if case .failure = result { stats.errors += 1 }
-                c.queueReply(id: id, result)  // (its reading marked it for flushing)
+                c.queueReply(id: id, result, scratch: &scratch)  // (its reading marked it for flushing)
             }
         }
         publishingGroup = false

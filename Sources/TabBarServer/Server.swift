@@ -40,8 +40,9 @@ public final class Server {
     let requestDoc = JSONDocument()
     /// The configured bar's params when a `bar.configure {"initial":true}` asks for them.
     let initialDoc = JSONDocument()
-    /// Where an event line is encoded once for all its subscribers (reused).
-    var eventLine: [UInt8] = []
+    /// Where a reply or an event line is encoded (reused; an event once for all its subscribers).
+    var scratch = ByteBuffer(capacity: 8192)
+    deinit { scratch.free() }
     /// A committed group's events are being published (`commitBatch`): a burst, see `fellBehind`.
     var publishingGroup = false
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
@@ -461,9 +462,9 @@ public final class Server {
     func broadcast(_ event: BarEvent) {
         stats.events += 1
         guard !subscribers.isEmpty else { return }
-        eventLine.removeAll(keepingCapacity: true)
-        event.write(into: &eventLine)
-        eventLine.withUnsafeBufferPointer { publish(event.method, line: $0) }
+        scratch.removeAll()
+        event.write(into: &scratch)
+        publish(event.method, line: scratch.bytes)
     }
 
     /// `broadcast` for the server's own events (`sound.played`, `server.stopping` …).

@@ -193,15 +193,11 @@ final class StateStore {
     /// Stages the journal line of the change to `seq` that `body` writes (newline
     /// included, `Persistence.journalLine`) into the pending group; `commit` writes the group.
     @inline(__always)
-    func stage(seq: UInt64, _ body: (inout [UInt8]) -> Void) {
-        line.removeAll(keepingCapacity: true)
-        body(&line)
-        line.withUnsafeBufferPointer { staged.append($0) }
+    func stage(seq: UInt64, _ body: (inout ByteBuffer) -> Void) {
+        body(&staged)
         stagedSeq = seq
         stagedCount += 1
     }
-    /// Where `stage` has its line written (reused).
-    private var line: [UInt8] = []
 
     /// Forgets the staged changes (their group will not be written).
     func dropStaged() {

@@ -2,7 +2,7 @@
 # Instructions per request (deterministic, unlike timings): runs TABBARD_BINARY under
 # callgrind, collecting only inside Server.run (the state loop), drives pipelined
 # tab.select load at it, and prints total instructions / requests served.
-# usage: bench/tools/ir.sh TABBARD_BINARY [SECONDS]
+# usage: [REQUEST=select|touch] bench/tools/ir.sh TABBARD_BINARY [SECONDS]
 set -euo pipefail
 bin=$1; secs=${2:-3}
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +16,7 @@ pid=$!
 trap 'rm -rf "$d"' EXIT
 for _ in $(seq 600); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
 sleep 1
-out=$("$here/.build/release/tabbard-bench" --load "$d/s.sock" --seconds "$secs" --clients "${CLIENTS:-1}")
+out=$("$here/.build/release/tabbard-bench" --load "$d/s.sock" --seconds "$secs" --clients "${CLIENTS:-1}" --request "${REQUEST:-select}")
 sent=$(echo "$out" | sed -n 's/.*(\([0-9]*\) sent).*/\1/p')
 kill -TERM $pid; wait $pid || true
 total=$(callgrind_annotate "$d/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}')

@@ -1,0 +1,164 @@
+/// A growable byte buffer that every encoder writes into (replies, events, journal lines):
+/// unchecked pointer writes, one capacity check per piece. Its first `reserved` bytes are
+/// kept free for a header written last (`JournalGroup.writeHeader`). A value type over
+/// memory it owns: one owner calls `free` (no copies are made of a live buffer).
+public struct ByteBuffer {
+    public private(set) var base: UnsafeMutablePointer<UInt8>
+    public private(set) var capacity: Int
+    public private(set) var count: Int
+    let initialCapacity: Int
+    let reserved: Int
+
+    public init(capacity: Int = 1024, reserved: Int = 0) {
+        base = .allocate(capacity: capacity)
+        self.capacity = capacity
+        initialCapacity = capacity
+        self.reserved = reserved
+        count = reserved
+    }
+
+    /// What was written (after the reserved room).
+    public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base + reserved, count: count - reserved) }
+
+    /// A copy of what was written.
+    public var array: [UInt8] { Array(bytes) }
+
+    /// Makes room for `n` more bytes.
+    @inline(__always)
+    public mutating func reserve(_ n: Int) {
+        if capacity &- count < n { grow(to: count + n) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        var cap = capacity * 2
+        while cap < needed { cap *= 2 }
+        let p = UnsafeMutablePointer<UInt8>.allocate(capacity: cap)
+        p.update(from: base, count: count)
+        base.deallocate()
+        base = p
+        capacity = cap
+    }
+
+    @inline(__always)
+    public mutating func append(_ b: UnsafeBufferPointer<UInt8>) {
+        guard let p = b.baseAddress, !b.isEmpty else { return }
+        reserve(b.count)
+        (base + count).update(from: p, count: b.count)
+        count += b.count
+    }
+
+    public mutating func append(_ a: [UInt8]) {
+        a.withUnsafeBufferPointer { append($0) }
+    }
+
+    @inline(__always)
+    public mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    /// Empties it (down to the reserved room); memory a burst made it grow to goes back.
+    public mutating func removeAll() {
+        count = reserved
+        if capacity > 16 * initialCapacity {
+            base.deallocate()
+            base = .allocate(capacity: initialCapacity)
+            capacity = initialCapacity
+        }
+    }
+
+    public func free() { base.deallocate() }
+}
+
+/// The pieces every encoder writes with.
+extension ByteBuffer {
+    @inline(__always) public mutating func put(_ s: StaticString) {
+        let n = s.utf8CodeUnitCount
+        reserve(n)
+        (base + count).update(from: s.utf8Start, count: n)
+        count += n
+    }
+
+    @inline(__always) mutating func seqHead(_ seq: UInt64) {
+        put(#"{"seq":"#)
+        uint(seq)
+    }
+
+    /// The decimal digits of `v`.
+    @inline(__always) mutating func uint(_ v: UInt64) {
+        reserve(20)
+        if v < 10 {
+            base[count] = UInt8(truncatingIfNeeded: v) &+ 0x30
+            count += 1
+            return
+        }
+        var n = 0
+        var x = v
+        while x > 0 { n += 1; x /= 10 }
+        x = v
+        var k = count + n
+        while x > 0 {
+            k -= 1
+            base[k] = UInt8(truncatingIfNeeded: x % 10) &+ 0x30
+            x /= 10
+        }
+        count += n
+    }
+
+    @inline(__always) mutating func int(_ v: Int) {
+        if v < 0 { append(UInt8(ascii: "-")) }
+        uint(UInt64(v.magnitude))
+    }
+
+    /// `s` as a quoted JSON string (as `JSON.writeString` writes it).
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { bytes in
+            reserve(bytes.count + 2)
+            base[count] = UInt8(ascii: "\"")
+            count += 1
+            var run = 0
+            for i in 0..<bytes.count {
+                let byte = bytes[i]
+                if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F { continue }
+                if i > run { append(UnsafeBufferPointer(rebasing: bytes[run..<i])) }
+                var escaped: [UInt8] = []
+                JSON.writeString(String(decoding: [byte], as: UTF8.self), into: &escaped)
+                escaped.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[1..<($0.count - 1)])) }
+                run = i + 1
+            }
+            if bytes.count > run { append(UnsafeBufferPointer(rebasing: bytes[run...])) }
+            append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// `s`'s bytes as they are (enum raw values, number literals).
+    @inline(__always) mutating func utf8(_ s: String) {
+        var s = s
+        s.withUTF8 { append($0) }
+    }
+
+    /// A request's id as `JSON.write` writes it.
+    @inline(__always) mutating func id(_ id: JSON) {
+        switch id {
+        case .number(let t): utf8(t)
+        case .string(let s): string(s)
+        default: json(id)
+        }
+    }
+
+    @inline(__always) mutating func optional(_ s: String?) {
+        if let s { string(s) } else { put("null") }
+    }
+    @inline(__always) mutating func bool(_ b: Bool) { if b { put("true") } else { put("false") } }
+    @inline(__always) mutating func source(_ s: Source) { if s == .user { put(#""user""#) } else { put(#""program""#) } }
+    /// As `JSON.double` writes it.
+    mutating func double(_ v: Double) { json(JSON.double(v)) }
+    /// A `JSON` value's text (the server's own answers, the state document).
+    mutating func json(_ j: JSON) {
+        var o: [UInt8] = []
+        j.write(into: &o)
+        append(o)
+    }
+}
