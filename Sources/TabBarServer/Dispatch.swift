@@ -225,10 +225,7 @@ extension Server {
         }
     }
 
-    func storageFailed(_ why: String) -> RPCError {
-        RPCError(code: -32008, kind: "storage_failed",
-                 message: "The change was not made: the state could not be saved (\(why)). \(store.advice); reads and sounds still work.")
-    }
+    func storageFailed(_ why: String) -> RPCError { .storageFailed(why, advice: store.advice) }
 
     /// Writes the staged changes to the journal with one write, then runs their effects.
     /// If the write fails they are undone — nothing of them has left the process yet:

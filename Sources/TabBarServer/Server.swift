@@ -119,27 +119,33 @@ public final class Server {
             "max_line": .int(config.maxLine), "features": .array(Methods.names.map { .string($0) }),
         ])
         helloLine = Wire.notification("hello", hello)
-        watch(listenFD, EPOLLIN.rawValue)
-        watch(signalFD, EPOLLIN.rawValue)
-        if audio.reportFD >= 0 { watch(audio.reportFD, EPOLLIN.rawValue) }
+        guard watch(listenFD, EPOLLIN.rawValue), watch(signalFD, EPOLLIN.rawValue),
+              audio.reportFD < 0 || watch(audio.reportFD, EPOLLIN.rawValue) else {
+            close(listener)
+            if owned { unlink(config.socketPath) }
+            throw ServerError("cannot set up the event loop: epoll_ctl failed (see the error above)")
+        }
         if let usec = Systemd.watchdogUsec() {
             watchdogIntervalNs = usec * 1000 / 2
             nextWatchdogNs = Posix.monotonicNs()
         }
     }
 
-    func watch(_ fd: Int32, _ events: UInt32) {
-        var ev = epoll_event()
-        ev.events = events
-        ev.data.fd = fd
-        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)
+    /// Adds `fd` to the epoll set; false (logged) when the kernel refuses (ENOMEM, or ENOSPC: fs.epoll.max_user_watches).
+    @discardableResult
+    func watch(_ fd: Int32, _ events: UInt32) -> Bool {
+        do throws(Errno) { try Sys.epollControl(epfd, EPOLL_CTL_ADD, fd, events: events) } catch {
+            Log.error("Cannot watch a descriptor (epoll_ctl)", ["fd": String(fd), "error": "\(error)"])
+            return false
+        }
+        return true
     }
 
     func rewatch(_ c: Connection) {
-        var ev = epoll_event()
-        ev.events = (c.readPaused || c.readClosed ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
-        ev.data.fd = c.fd
-        epoll_ctl(epfd, EPOLL_CTL_MOD, c.fd, &ev)
+        let events = (c.readPaused || c.readClosed ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
+        do throws(Errno) { try Sys.epollControl(epfd, EPOLL_CTL_MOD, c.fd, events: events) } catch {
+            Log.error("Cannot change what is watched of a client (epoll_ctl)", ["client": String(c.id), "error": "\(error)"])
+        }
     }
 
     /// What `STATUS=` says, e.g. "Serving 3 clients (1 subscribed); 6 sounds, audio null ok".
@@ -165,15 +171,13 @@ public final class Server {
         notifyReady()
         var events = [epoll_event](repeating: epoll_event(), count: 128)
         while running {
-            let timeout = nextTimeoutMs()
-            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, Int32($0.count), timeout) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                Log.error("epoll_wait failed", ["error": Errno().description])
+            let n: Int
+            do throws(Errno) { n = try Sys.epollWait(epfd, &events, timeoutMs: nextTimeoutMs()) } catch {
+                Log.error("epoll_wait failed", ["error": error.description])
                 break
             }
             let now = Posix.monotonicNs()
-            for k in 0..<Int(n) {
+            for k in 0..<n {
                 let fd = events[k].data.fd
                 let ev = events[k].events
                 if fd == listenFD {
@@ -265,22 +269,24 @@ public final class Server {
 
     func acceptClients(now: UInt64) {
         while true {
-            let fd = tabbard_accept(listenFD)
-            if fd < 0 {
-                if errno == EINTR { continue }
-                if errno == EMFILE || errno == ENFILE {
-                    peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; turning new clients away", ["error": Errno().description], nowNs: now)
+            let fd: Int32
+            do throws(Errno) {
+                guard case .done(let accepted) = try Sys.accept(listenFD) else { return }
+                fd = accepted
+            } catch {
+                if error.code == EMFILE || error.code == ENFILE {
+                    peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; turning new clients away", ["error": error.description], nowNs: now)
                     // The waiting client stays in the backlog and the socket stays readable: the
                     // loop would spin on it. Make room with the spare, take the client, say why.
                     guard spareFD >= 0 else { return }
                     close(spareFD)
-                    let turned = tabbard_accept(listenFD)
-                    if turned >= 0 {
+                    let turned = try? Sys.accept(listenFD)
+                    if case .done(let t)? = turned {
                         stats.connectionsRefused += 1
-                        refuse(turned, .limitExceeded("The daemon is out of file descriptors (RLIMIT_NOFILE); try again later."))
+                        refuse(t, .limitExceeded("The daemon is out of file descriptors (RLIMIT_NOFILE); try again later."))
                     }
                     spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                    if turned >= 0 { continue }
+                    if case .done? = turned { continue }
                 }
                 return
             }
@@ -311,7 +317,7 @@ public final class Server {
             c.lastProgressNs = now
             conns[fd] = c
             stats.connectionsTotal += 1
-            watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+            guard watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
             c.out.append(contentsOf: helloLine)
             markDirty(c)
             peerLogs.write(.connected, .debug, "Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)], nowNs: now)
@@ -342,7 +348,7 @@ public final class Server {
     func refuse(_ fd: Int32, _ error: RPCError) {
         var line: [UInt8] = []
         Wire.error(id: .null, error, into: &line)
-        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = try? Sys.send(fd, line, 0..<line.count)  // (best effort: the client is turned away either way)
         close(fd)
     }
 
@@ -353,10 +359,11 @@ public final class Server {
     func readFrom(_ c: Connection, now: UInt64) {
         var reads = 0
         while !c.closed && !c.readClosed && !c.readPaused && reads < 8 {
-            let n = readBuffer.withUnsafeMutableBytes { read(c.fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+            let n: Int
+            do throws(Errno) {
+                guard case .done(let got) = try Sys.read(c.fd, into: &readBuffer) else { break }
+                n = got
+            } catch {
                 drop(c)
                 return
             }
@@ -457,7 +464,7 @@ public final class Server {
     func drop(_ c: Connection) {
         guard !c.closed else { return }
         c.closed = true
-        epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
+        _ = try? Sys.epollControl(epfd, EPOLL_CTL_DEL, c.fd)  // (closing it takes it out of the set anyway)
         close(c.fd)
         conns[c.fd] = nil
         if c.subscribed { subscribers.removeAll { $0 === c } }
