@@ -23,7 +23,7 @@ let package = Package(
         // Pure model: no Glibc, no I/O, no clocks.
         .target(name: "TabBarCore", linkerSettings: [.linkedLibrary("m")]),
         // Every system call goes through here: EINTR retried once, EAGAIN a value, errors typed,
-        // the one monotonic clock (docs/ARCHITECTURE.md, "System calls").
+        // the one monotonic clock (README, "System calls").
         .target(name: "TabBarSystem", dependencies: ["CTabBarSystem"]),
         .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSystemd"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
