@@ -521,7 +521,7 @@ public final class Server {
 
     func handleSignals() {
         var info = signalfd_siginfo()
-        while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+        while case .done(MemoryLayout<signalfd_siginfo>.size)? = try? withUnsafeMutableBytes(of: &info, { try Sys.read(signalFD, into: $0) }) {
             switch Int32(info.ssi_signo) {
             case SIGHUP:
                 // Clients stay connected and the state is untouched (Reload.swift).
