@@ -27,7 +27,7 @@ public enum Sys {
     /// interrupted: the only EINTR loop of the project. `body` runs again after an EINTR, so a
     /// timeout it computes from a deadline is computed afresh. Throws the errno of any other failure.
     @inlinable @inline(__always) @discardableResult
-    public static func call<T: FixedWidthInteger>(_ body: () -> T) throws(Errno) -> T {
+    public static func call<T: FixedWidthInteger & SignedInteger>(_ body: () -> T) throws(Errno) -> T {
         while true {
             let r = body()
             if r != -1 { return r }
@@ -38,7 +38,7 @@ public enum Sys {
 
     /// `call` for a non-blocking descriptor: EAGAIN/EWOULDBLOCK comes back as `.wouldBlock`.
     @inlinable @inline(__always)
-    public static func nonBlocking<T: FixedWidthInteger>(_ body: () -> T) throws(Errno) -> IOResult<T> {
+    public static func nonBlocking<T: FixedWidthInteger & SignedInteger>(_ body: () -> T) throws(Errno) -> IOResult<T> {
         do throws(Errno) {
             return .done(try call(body))
         } catch {
