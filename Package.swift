@@ -17,22 +17,28 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
+        // accept4, which Glibc's module hides without _GNU_SOURCE (a header, no library).
+        .systemLibrary(name: "CTabBarSystem", path: "Sources/CTabBarSystem"),
+
         // Pure model: no Glibc, no I/O, no clocks.
         .target(name: "TabBarCore", linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "CALSA", "CSndFile", "CSystemd"],
+        // Every system call goes through here: EINTR retried once, EAGAIN a value, errors typed,
+        // the one monotonic clock (README, "System calls").
+        .target(name: "TabBarSystem", dependencies: ["CTabBarSystem"]),
+        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSystemd"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         // Run-time exclusivity checks off for the state loop (one thread owns every object in
         // it): they cost ~1k instructions per request (docs/PERFORMANCE.md). Compile-time
         // checks stay. TabBarServer is no library product, so the unsafe flag reaches no client.
-        .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarAudio", "CSystemd"],
+        .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"],
                 swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-enforce-exclusivity=unchecked"])]),
-        .target(name: "TabBarClient", dependencies: ["TabBarCore"],
+        .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
-        .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore"],
+        .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "tabbard", dependencies: ["TabBarServer"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient"],
+        .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient", "TabBarSystem"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         // The benchmark (make bench). Its C helpers (the floor server, the LD_PRELOAD click shim,
         // the feedbackd D-Bus client)
@@ -52,7 +58,7 @@ let package = Package(
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer"],
+        .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer", "TabBarSystem"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient", "TabBarTesting"],

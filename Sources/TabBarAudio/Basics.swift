@@ -1,4 +1,5 @@
 import Glibc
+import TabBarSystem
 
 /// The device's sample layout that every decoded sound is converted into at load:
 /// interleaved Float32 at `rate` Hz with `channels` channels.
@@ -55,20 +56,17 @@ public enum AudioError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// CLOCK_MONOTONIC in nanoseconds (the clock `requestedAt` must be read from).
+/// CLOCK_MONOTONIC in nanoseconds (the clock `requestedAt` must be read from): the project's
+/// one clock, `MonotonicClock` (TabBarSystem).
 @inline(__always)
-public func monotonicNanos() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-}
+public func monotonicNanos() -> UInt64 { MonotonicClock.nanoseconds() }
 
-/// Retries a system call returning -1 on EINTR.
+/// A system call returning -1 on failure, retried on EINTR by `Sys.call` (TabBarSystem, the
+/// one EINTR loop); -1 with `errno` set on any other failure, for callers that test the result.
 @inline(__always)
-func retryEINTR<T: BinaryInteger>(_ body: () -> T) -> T {
-    while true {
-        let r = body()
-        if r == -1 && errno == EINTR { continue }
-        return r
+func retryEINTR<T: FixedWidthInteger & SignedInteger>(_ body: () -> T) -> T {
+    do throws(Errno) { return try Sys.call(body) } catch {
+        errno = error.code
+        return -1
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import TabBarCore
+import TabBarSystem
 
 /// One line received from the daemon: its parsed value and its exact text
 /// (without the line terminator).
@@ -17,11 +18,7 @@ public struct ReceivedMessage {
 struct Deadline {
     let nanoseconds: UInt64
 
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    static func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
     /// `ms` milliseconds from now (negative counts as zero).
     static func after(ms: Int) -> Deadline {
@@ -41,7 +38,7 @@ func errnoText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
 /// A connected, non-blocking stream socket that sends bytes and hands out whole
 /// lines. Reads go through a 64 KiB buffer and a `LineFramer`; every wait is a
-/// `poll` bounded by a deadline; `EINTR` is retried here and nowhere else.
+/// `poll` bounded by a deadline (recomputed when `Sys` retries an interrupted one).
 final class LineChannel {
     private enum Entry {
         case message(ReceivedMessage)
@@ -59,10 +56,14 @@ final class LineChannel {
     /// The peer has closed its side; what is queued can still be read.
     private(set) var eof = false
 
-    init(fd: Int32) {
+    /// Owns `fd` from now on, also when this throws (then it is closed).
+    init(fd: Int32) throws {
         self.fd = fd
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+        do throws(Errno) { try Sys.setNonBlocking(fd) } catch {
+            try? Sys.close(fd)
+            self.fd = -1
+            throw ClientError.io("cannot make the socket non-blocking: \(error)")
+        }
     }
 
     deinit { close() }
@@ -72,7 +73,7 @@ final class LineChannel {
 
     func close() {
         if fd >= 0 {
-            Glibc.close(fd)
+            try? Sys.close(fd)  // (a socket: nothing written is lost by how close ends)
             fd = -1
         }
         eof = true
@@ -108,25 +109,24 @@ final class LineChannel {
         var offset = 0
         try bytes.withUnsafeBytes { raw in
             while offset < raw.count {
-                let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n >= 0 {
-                    offset += n
-                    continue
+                let sent: IOResult<Int>
+                do throws(Errno) { sent = try Sys.send(fd, UnsafeRawBufferPointer(rebasing: raw[offset...])) } catch {
+                    switch error.code {
+                    case EPIPE, ECONNRESET, ENOTCONN:
+                        eof = true
+                        throw ClientError.closed
+                    default:
+                        throw ClientError.io("send failed: \(error)")
+                    }
                 }
-                let e = errno
-                switch e {
-                case EINTR:
-                    continue
-                case EAGAIN, EWOULDBLOCK:
+                switch sent {
+                case .done(let n):
+                    offset += n
+                case .wouldBlock:
                     let events = eof ? Int16(POLLOUT) : Int16(POLLOUT) | Int16(POLLIN)
                     let revents = try wait(events, deadline: deadline)
                     if revents == 0 { throw ClientError.timeout }
                     if revents & Int16(POLLIN) != 0 && !eof { try fill() }
-                case EPIPE, ECONNRESET, ENOTCONN:
-                    eof = true
-                    throw ClientError.closed
-                default:
-                    throw ClientError.io("send failed: \(errnoText(e))")
                 }
             }
         }
@@ -134,44 +134,37 @@ final class LineChannel {
 
     /// Polls for `events`; returns the revents, or 0 when the deadline passed.
     private func wait(_ events: Int16, deadline: Deadline?) throws -> Int16 {
-        while true {
-            var pfd = pollfd(fd: fd, events: events, revents: 0)
-            let timeout = deadline?.remainingMs ?? -1
-            let r = poll(&pfd, 1, timeout)
-            if r > 0 {
-                if pfd.revents & Int16(POLLNVAL) != 0 { throw ClientError.closed }
-                return pfd.revents
-            }
-            if r == 0 { return 0 }
-            let e = errno
-            if e == EINTR { continue }
-            throw ClientError.io("poll failed: \(errnoText(e))")
+        var pfd = [pollfd(fd: fd, events: events, revents: 0)]
+        let r: Int
+        do throws(Errno) { r = try Sys.poll(&pfd, timeoutMs: deadline?.remainingMs ?? -1) } catch {
+            throw ClientError.io("poll failed: \(error)")
         }
+        if r == 0 { return 0 }
+        if pfd[0].revents & Int16(POLLNVAL) != 0 { throw ClientError.closed }
+        return pfd[0].revents
     }
 
     /// One read into the buffer; complete lines are parsed and queued.
     private func fill() throws {
-        let n: Int = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        let r: IOResult<Int>
+        do throws(Errno) { r = try Sys.read(fd, into: &buffer) } catch {
+            switch error.code {
+            case ECONNRESET, EPIPE, ENOTCONN:
+                eof = true
+                return
+            default:
+                throw ClientError.io("read failed: \(error)")
+            }
+        }
+        guard case .done(let n) = r else { return }
         if n > 0 {
             buffer.withUnsafeBufferPointer { buf in
                 framer.feed(UnsafeBufferPointer(rebasing: buf[0..<n])) { take($0) }
             }
             return
         }
-        if n == 0 {
-            eof = true
-            framer.finish { take($0) }
-            return
-        }
-        let e = errno
-        switch e {
-        case EINTR, EAGAIN, EWOULDBLOCK:
-            return
-        case ECONNRESET, EPIPE, ENOTCONN:
-            eof = true
-        default:
-            throw ClientError.io("read failed: \(errnoText(e))")
-        }
+        eof = true
+        framer.finish { take($0) }
     }
 
     private func take(_ line: LineFramer.Line) {

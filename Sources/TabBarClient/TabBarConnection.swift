@@ -1,5 +1,6 @@
 import Glibc
 import TabBarCore
+import TabBarSystem
 
 /// A blocking connection to tabbard: requests with `call`, events with `nextMessage`.
 ///
@@ -30,7 +31,7 @@ public final class TabBarConnection {
     /// and reads the `hello` notification. The connection owns `fd` from now on,
     /// also when this throws.
     public init(fileDescriptor fd: Int32, timeoutMs: Int = 5000) throws {
-        channel = LineChannel(fd: fd)
+        channel = try LineChannel(fd: fd)
         self.timeoutMs = timeoutMs
         do {
             guard let first = try channel.next(deadline: .after(ms: timeoutMs)) else { throw ClientError.timeout }
@@ -170,17 +171,14 @@ public final class TabBarConnection {
             throw ClientError.connect(path: path, reason: "cannot create a socket: \(errnoText(errno))")
         }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
-        while true {
-            let r = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
-            }
-            if r == 0 { return fd }
-            let e = errno
-            if e == EINTR { continue }
-            if e == EISCONN { return fd }  // an interrupted connect completed meanwhile
-            Glibc.close(fd)
-            throw ClientError.connect(path: path, reason: connectHint(e))
+        var e = EAGAIN  // (a listener whose backlog is full: .wouldBlock)
+        do throws(Errno) {
+            if case .done = try Sys.connect(fd, to: &addr, length: length) { return fd }
+        } catch {
+            e = error.code
         }
+        try? Sys.close(fd)
+        throw ClientError.connect(path: path, reason: connectHint(e))
     }
 
     /// How a person starts the daemon, for the hints of connection errors. A program sets

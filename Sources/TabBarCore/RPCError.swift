@@ -86,4 +86,9 @@ public struct RPCError: Error, Equatable, Sendable {
     public static func permissionDenied(_ message: String) -> RPCError {
         RPCError(code: -32007, kind: "permission_denied", message: message)
     }
+    /// A change that could not be saved (`why`), with what to do about it (`advice`, one sentence, no full stop).
+    public static func storageFailed(_ why: String, advice: String) -> RPCError {
+        RPCError(code: -32008, kind: "storage_failed",
+                 message: "The change was not made: the state could not be saved (\(why)). \(advice); reads and sounds still work.")
+    }
 }

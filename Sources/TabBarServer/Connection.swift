@@ -112,14 +112,13 @@ final class Connection {
     /// Writes as much as the socket takes. Returns false when the peer is gone.
     func flush(now: UInt64) -> Bool {
         while sent < out.count {
-            let n = out.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n > 0 {
+            let r = try? Sys.send(fd, out, sent..<out.count)
+            if case .done(let n)? = r, n > 0 {
                 sent += n
                 lastProgressNs = now
                 continue
             }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if case .wouldBlock? = r {
                 // A client that reads, but never quite catches up, must not make the buffer
                 // grow forever with bytes already sent: drop them once they are most of it.
                 // (Never inside a group commit: flushing waits for `Server.commitBatch`.)

@@ -56,7 +56,7 @@ extension Server {
         if case .failure = result { stats.errors += 1 }
         guard let id else { return }
         c.queueReply(id: id, result, scratch: &scratch)
-        stats.handling.record(Posix.monotonicNs() &- lineReadNs)
+        stats.handling.record(MonotonicClock.nanoseconds() &- lineReadNs)
     }
 
     /// Runs a method the server handles itself.
@@ -111,7 +111,7 @@ extension Server {
     }
 
     func statsJSON() -> JSON {
-        let now = Posix.monotonicNs()
+        let now = MonotonicClock.nanoseconds()
         return .obj([
             "seq": .int(reducer.state.seq),
             "uptime_ms": .int((now - stats.startedNs) / 1_000_000),

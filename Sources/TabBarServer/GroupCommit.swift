@@ -46,7 +46,7 @@ extension Server {
         batch.clientChanges += 1
         if let id {
             batch.outputs.append(.reply(c, id, outcome.reply))
-            stats.handling.record(Posix.monotonicNs() &- lineReadNs)
+            stats.handling.record(MonotonicClock.nanoseconds() &- lineReadNs)
         }
     }
 
@@ -63,7 +63,7 @@ extension Server {
         } catch {
             reducer.state = batch.stateBefore
             peerLogs.write(.journal, .error, "Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused",
-                           ["error": "\(error)", "file": store.journalPath], nowNs: Posix.monotonicNs())
+                           ["error": "\(error)", "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
             let refused = storageFailed("\(error)")
             for case let .reply(c, id, _) in batch.outputs where !c.closed {
                 c.queueReply(id: id, .failure(refused), scratch: &scratch)
@@ -100,7 +100,7 @@ extension Server {
                     settleAudio(queued: true)
                 case .failure(let e):
                     stats.soundsFailed += 1
-                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: Posix.monotonicNs())
+                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: MonotonicClock.nanoseconds())
                 }
             case let .timer(key, atMs):
                 timers[key] = atMs
@@ -110,10 +110,7 @@ extension Server {
         }
     }
 
-    func storageFailed(_ why: String) -> RPCError {
-        RPCError(code: -32008, kind: "storage_failed",
-                 message: "The change was not made: the state could not be saved (\(why)). \(store.advice); reads and sounds still work.")
-    }
+    func storageFailed(_ why: String) -> RPCError { .storageFailed(why, advice: store.advice) }
 }
 
 /// The changes of the current loop turn whose journal lines are not yet written (group

@@ -6,7 +6,7 @@ extension Server {
     /// which changed keys wait for a restart. A configuration that does not validate
     /// changes nothing. Clients stay connected; the state is untouched.
     func reloadConfiguration() {
-        Systemd.notify(Systemd.reloadingMessage(status: "Reloading the configuration", nowNs: Posix.monotonicNs()))
+        Systemd.notify(Systemd.reloadingMessage(status: "Reloading the configuration", nowNs: MonotonicClock.nanoseconds()))
         defer { notifyReady() }
         guard let configSource else {
             Log.notice("SIGHUP: reloading sounds")

@@ -58,7 +58,7 @@ public final class Server {
     public init(config: ServerConfig) throws {
         self.config = config
         clock = DaemonClock(mode: config.clock)
-        stats.startedNs = Posix.monotonicNs()
+        stats.startedNs = MonotonicClock.nanoseconds()
         // The socket first: a daemon that finds another one live must not touch its state.
         let listener: Int32, owned: Bool
         if let fd = try Systemd.inheritedListener() {
@@ -111,27 +111,33 @@ public final class Server {
             "max_line": .int(config.maxLine), "features": .array(Methods.names.map { .string($0) }),
         ])
         helloLine = Wire.notification("hello", hello)
-        watch(listenFD, EPOLLIN.rawValue)
-        watch(signalFD, EPOLLIN.rawValue)
-        if audio.reportFD >= 0 { watch(audio.reportFD, EPOLLIN.rawValue) }
+        guard watch(listenFD, EPOLLIN.rawValue), watch(signalFD, EPOLLIN.rawValue),
+              audio.reportFD < 0 || watch(audio.reportFD, EPOLLIN.rawValue) else {
+            close(listener)
+            if owned { unlink(config.socketPath) }
+            throw ServerError("cannot set up the event loop: epoll_ctl failed (see the error above)")
+        }
         if let usec = Systemd.watchdogUsec() {
             watchdogIntervalNs = usec * 1000 / 2
-            nextWatchdogNs = Posix.monotonicNs()
+            nextWatchdogNs = MonotonicClock.nanoseconds()
         }
     }
 
-    func watch(_ fd: Int32, _ events: UInt32) {
-        var ev = epoll_event()
-        ev.events = events
-        ev.data.fd = fd
-        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)
+    /// Adds `fd` to the epoll set; false (logged) when the kernel refuses (ENOMEM, or ENOSPC: fs.epoll.max_user_watches).
+    @discardableResult
+    func watch(_ fd: Int32, _ events: UInt32) -> Bool {
+        do throws(Errno) { try Sys.epollControl(epfd, EPOLL_CTL_ADD, fd, events: events) } catch {
+            Log.error("Cannot watch a descriptor (epoll_ctl)", ["fd": String(fd), "error": "\(error)"])
+            return false
+        }
+        return true
     }
 
     func rewatch(_ c: Connection) {
-        var ev = epoll_event()
-        ev.events = (c.readPaused || c.readClosed ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
-        ev.data.fd = c.fd
-        epoll_ctl(epfd, EPOLL_CTL_MOD, c.fd, &ev)
+        let events = (c.readPaused || c.readClosed ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
+        do throws(Errno) { try Sys.epollControl(epfd, EPOLL_CTL_MOD, c.fd, events: events) } catch {
+            Log.error("Cannot change what is watched of a client (epoll_ctl)", ["client": String(c.id), "error": "\(error)"])
+        }
     }
 
     /// What `STATUS=` says, e.g. "Serving 3 clients (1 subscribed); 6 sounds, audio null ok".
@@ -146,7 +152,7 @@ public final class Server {
     /// `READY=1` (start-up, end of a reload) with the current `STATUS=`.
     func notifyReady() {
         Systemd.notify("READY=1\nSTATUS=\(statusLine)")
-        status.sent(statusKey, nowNs: Posix.monotonicNs())
+        status.sent(statusKey, nowNs: MonotonicClock.nanoseconds())
     }
 
     /// Runs until SIGTERM/SIGINT. Returns the exit status.
@@ -157,15 +163,13 @@ public final class Server {
         notifyReady()
         var events = [epoll_event](repeating: epoll_event(), count: 128)
         while running {
-            let timeout = nextTimeoutMs()
-            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, Int32($0.count), timeout) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                Log.error("epoll_wait failed", ["error": Errno().description])
+            let n: Int
+            do throws(Errno) { n = try Sys.epollWait(epfd, &events, timeoutMs: nextTimeoutMs()) } catch {
+                Log.error("epoll_wait failed", ["error": error.description])
                 break
             }
-            let now = Posix.monotonicNs()
-            for k in 0..<Int(n) {
+            let now = MonotonicClock.nanoseconds()
+            for k in 0..<n {
                 let fd = events[k].data.fd
                 let ev = events[k].events
                 if fd == listenFD {
@@ -193,7 +197,7 @@ public final class Server {
 
     func nextTimeoutMs() -> Int32 {
         var timeout: Int = -1
-        let now = Posix.monotonicNs()
+        let now = MonotonicClock.nanoseconds()
         if let ms = store.tick(nowNs: now) { timeout = ms }
         if let interval = watchdogIntervalNs {
             let ms = nextWatchdogNs > now ? Int((nextWatchdogNs - now) / 1_000_000) + 1 : 0
@@ -257,22 +261,24 @@ public final class Server {
 
     func acceptClients(now: UInt64) {
         while true {
-            let fd = tabbard_accept(listenFD)
-            if fd < 0 {
-                if errno == EINTR { continue }
-                if errno == EMFILE || errno == ENFILE {
-                    peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; turning new clients away", ["error": Errno().description], nowNs: now)
+            let fd: Int32
+            do throws(Errno) {
+                guard case .done(let accepted) = try Sys.accept(listenFD) else { return }
+                fd = accepted
+            } catch {
+                if error.code == EMFILE || error.code == ENFILE {
+                    peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; turning new clients away", ["error": error.description], nowNs: now)
                     // The waiting client stays in the backlog and the socket stays readable: the
                     // loop would spin on it. Make room with the spare, take the client, say why.
                     guard spareFD >= 0 else { return }
                     close(spareFD)
-                    let turned = tabbard_accept(listenFD)
-                    if turned >= 0 {
+                    let turned = try? Sys.accept(listenFD)
+                    if case .done(let t)? = turned {
                         stats.connectionsRefused += 1
-                        refuse(turned, .limitExceeded("The daemon is out of file descriptors (RLIMIT_NOFILE); try again later."))
+                        refuse(t, .limitExceeded("The daemon is out of file descriptors (RLIMIT_NOFILE); try again later."))
                     }
                     spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                    if turned >= 0 { continue }
+                    if case .done? = turned { continue }
                 }
                 return
             }
@@ -303,7 +309,7 @@ public final class Server {
             c.lastProgressNs = now
             conns[fd] = c
             stats.connectionsTotal += 1
-            watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+            guard watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
             c.out.append(contentsOf: helloLine)
             markDirty(c)
             peerLogs.write(.connected, .debug, "Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)], nowNs: now)
@@ -334,7 +340,7 @@ public final class Server {
     func refuse(_ fd: Int32, _ error: RPCError) {
         var line: [UInt8] = []
         Wire.error(id: .null, error, into: &line)
-        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = try? Sys.send(fd, line, 0..<line.count)  // (best effort: the client is turned away either way)
         close(fd)
     }
 
@@ -345,10 +351,11 @@ public final class Server {
     func readFrom(_ c: Connection, now: UInt64) {
         var reads = 0
         while !c.closed && !c.readClosed && !c.readPaused && reads < 8 {
-            let n = readBuffer.withUnsafeMutableBytes { read(c.fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+            let n: Int
+            do throws(Errno) {
+                guard case .done(let got) = try Sys.read(c.fd, into: &readBuffer) else { break }
+                n = got
+            } catch {
                 drop(c)
                 return
             }
@@ -449,11 +456,11 @@ public final class Server {
     func drop(_ c: Connection) {
         guard !c.closed else { return }
         c.closed = true
-        epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
+        _ = try? Sys.epollControl(epfd, EPOLL_CTL_DEL, c.fd)  // (closing it takes it out of the set anyway)
         close(c.fd)
         conns[c.fd] = nil
         if c.subscribed { subscribers.removeAll { $0 === c } }
-        peerLogs.write(.disconnected, .debug, "Client disconnected", ["client": String(c.id)], nowNs: Posix.monotonicNs())
+        peerLogs.write(.disconnected, .debug, "Client disconnected", ["client": String(c.id)], nowNs: MonotonicClock.nanoseconds())
     }
 
     // MARK: Events
@@ -487,7 +494,7 @@ public final class Server {
                     // Once per episode: a stuck subscriber overflows again at every few events.
                     s.behind = true
                     peerLogs.write(.behind, .info, "Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)],
-                                   nowNs: Posix.monotonicNs())
+                                   nowNs: MonotonicClock.nanoseconds())
                 }
             } else {
                 s.out.append(contentsOf: line)
@@ -511,7 +518,7 @@ public final class Server {
 
     func handleSignals() {
         var info = signalfd_siginfo()
-        while read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+        while case .done(MemoryLayout<signalfd_siginfo>.size)? = try? withUnsafeMutableBytes(of: &info, { try Sys.read(signalFD, into: $0) }) {
             switch Int32(info.ssi_signo) {
             case SIGHUP:
                 // Clients stay connected and the state is untouched (Reload.swift).
@@ -527,7 +534,7 @@ public final class Server {
         // Order: STOPPING=1, server.stopping to subscribers, state flushed, socket closed.
         Systemd.notify("STOPPING=1\nSTATUS=Stopping: saving the state")
         broadcast(Event("server.stopping", .obj([:])))
-        let now = Posix.monotonicNs()
+        let now = MonotonicClock.nanoseconds()
         for c in conns.values { _ = c.flush(now: now) }
         for c in Array(conns.values) { drop(c) }
         do { try store.compact(reducer.state, limits: reducer.limits) } catch {

@@ -52,24 +52,41 @@ extension StateStore {
         }
     }
 
+    /// Closes the journal if it is open (the next commit opens it again).
+    func closeJournal() {
+        guard journalFD >= 0 else { return }
+        StateStore.closeLogged(journalFD, journalPath)
+        journalFD = -1
+    }
+
+    /// Closes `fd`, a state file at `path`. A failure is logged: on some file systems (NFS)
+    /// it is the first sign that written data did not reach the disk. (Any thread.)
+    static func closeLogged(_ fd: Int32, _ path: String) {
+        do throws(Errno) { try Sys.close(fd) } catch {
+            Log.warning("Closing a state file failed", ["file": path, "error": "\(error)"])
+        }
+    }
+
     /// Errnos that mean nothing can be written in the state directory (then the daemon
     /// serves read-only rather than refusing to start: no other daemon can write there either).
     static let unwritable: Set<Int32> = [EACCES, EPERM, EROFS, ENOSPC, EDQUOT]
 
     /// Opens and locks `lockPath` (again: after the directory was deleted), writing our pid.
     func relock() throws(Errno) {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { throw Errno() }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let e = Errno()
-            if e.code == EINTR { continue }
-            close(fd)
-            throw e
+        let fd = try Sys.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600)
+        do throws(Errno) { try Sys.lock(fd, LOCK_EX | LOCK_NB) } catch {
+            try? Sys.close(fd)  // (not ours: nothing written)
+            throw error
         }
+        // The pid is for people (the "in use by" message): the lock holds without it.
         let pid = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = pwrite(fd, pid, pid.count, 0)
-        if lockFD >= 0 { close(lockFD) }
+        do throws(Errno) {
+            try Sys.ftruncate(fd, to: 0)
+            _ = try Sys.pwrite(fd, pid, at: 0)
+        } catch {
+            Log.warning("Cannot write the pid into the state lock", ["file": lockPath, "error": "\(error)"])
+        }
+        if lockFD >= 0 { StateStore.closeLogged(lockFD, lockPath) }
         lockFD = fd
         lockID = FileID(fd: fd)
     }
@@ -117,7 +134,7 @@ extension StateStore {
         do throws(Errno) {
             try Posix.makeDirectories(stateDirectory)
             if FileID(path: lockPath) != lockID { try relock() }
-            if journalFD >= 0 { close(journalFD); journalFD = -1 }
+            closeJournal()
             try compact(state, limits: limits)
         } catch {
             lastErrno = error

@@ -85,8 +85,8 @@ final class StateStore {
     var lastErrno: Errno?
 
     deinit {
-        if lockFD >= 0 { close(lockFD) }
-        if journalFD >= 0 { close(journalFD) }
+        if lockFD >= 0 { StateStore.closeLogged(lockFD, lockPath) }
+        closeJournal()
         staged.free()
     }
 
@@ -114,12 +114,12 @@ final class StateStore {
         var replayed = 0
         var goodPrefixes: [(String, Int)] = []
         for path in [oldJournalPath, journalPath] {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            if fd < 0 {
-                if errno == ENOENT { continue }
-                throw Errno()
+            let fd: Int32
+            do throws(Errno) { fd = try Sys.open(path, O_RDONLY | O_CLOEXEC) } catch {
+                if error.code == ENOENT { continue }
+                throw error
             }
-            defer { close(fd) }
+            defer { StateStore.closeLogged(fd, path) }
             var st = stat()
             if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
                 Log.error("State journal is not a regular file; ignored its contents", ["file": path])
@@ -128,8 +128,8 @@ final class StateStore {
             var replayer = Persistence.Replayer(reducer)
             var chunk = [UInt8](repeating: 0, count: 65536)
             while !replayer.stopped {  // (a reused journal's old bytes after its end are not read)
-                let n = try Posix.retry { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-                if n == 0 { break }
+                let r = try Sys.read(fd, into: &chunk)
+                guard case .done(let n) = r, n > 0 else { break }  // (a regular file never would block)
                 chunk.withUnsafeBufferPointer { replayer.feed(UnsafeBufferPointer(rebasing: $0[0..<n])) }
             }
             replayer.finish()
@@ -162,7 +162,12 @@ final class StateStore {
             // No snapshot now (a full disk, say): serve anyway from the journals as they are,
             // cut back to their good prefixes so that new entries do not follow a bad one.
             // (New groups go right after the journal's last good one: `writePos`.)
-            for (path, length) in goodPrefixes { _ = truncate(path, off_t(length)) }
+            for (path, length) in goodPrefixes {
+                do throws(Errno) { try Sys.truncate(path, to: off_t(length)) } catch {
+                    // New groups still go right after the good prefix; replay stops at its end.
+                    Log.warning("Cannot cut the journal back to its good entries", ["file": path, "bytes": String(length), "error": "\(error)"])
+                }
+            }
             reportStartFailure(error)
         }
         return reducer
@@ -170,7 +175,7 @@ final class StateStore {
 
     /// Renames (or copies) a bad file to `path.corrupt-<unix time>` (`-2`, `-3` … after it
     /// when that name is taken: a file moved aside earlier is never overwritten); returns
-    /// the new name.
+    /// the new name (or why it could not be moved).
     private func moveAside(_ path: String, copy: Bool = false) -> String {
         let base = "\(path).corrupt-\(time(nil))"
         var target = base
@@ -181,11 +186,16 @@ final class StateStore {
             target = "\(base)-\(n)"
             if n > 10_000 { break }
         }
-        if copy, let bytes = try? Posix.readFile(path) {
-            let fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            if fd >= 0 { try? Posix.writeAll(fd, bytes); close(fd) }
-        } else {
-            rename(path, target)
+        do throws(Errno) {
+            if copy, let bytes = try Posix.readFile(path) {
+                let fd = try Sys.open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600)
+                defer { StateStore.closeLogged(fd, target) }
+                try Posix.writeAll(fd, bytes)
+            } else if !copy {
+                try Sys.rename(path, to: target)
+            }
+        } catch {
+            return "nowhere: cannot \(copy ? "copy" : "move") it to \(target): \(error)"
         }
         return target
     }
@@ -222,7 +232,7 @@ final class StateStore {
                                              check: JournalGroup.check(seq: stagedSeq, entries: count, body: UnsafeRawBufferPointer(body)))
             let start = JournalGroup.writeHeader(header, endingAt: UnsafeMutablePointer(mutating: body.baseAddress!))
             let total = body.baseAddress! + body.count - UnsafePointer(start)
-            let n = try Posix.retry { pwrite(journalFD, start, total, writePos) }
+            let n = try Sys.pwrite(journalFD, UnsafeRawBufferPointer(start: start, count: total), at: writePos)
             if n != total { throw Errno(ENOSPC) }
             writePos += off_t(total)
         } catch {
@@ -250,16 +260,23 @@ final class StateStore {
 
     func syncNow() {
         guard journalFD >= 0, dirtySinceFsync else { return }
-        fdatasync(journalFD)
+        do throws(Errno) { try Sys.fdatasync(journalFD) } catch {
+            // The writes are acknowledged (they are in the kernel); only a power failure
+            // before the kernel writes them back loses them. Retrying would not help (Linux
+            // reports a write-back error once), so say it, with advice, and go on.
+            lastErrno = error
+            Log.error("Could not flush the journal to disk; a power failure may lose the changes since the last flush",
+                      ["file": journalPath, "error": "\(error)", "advice": advice])
+        }
         dirtySinceFsync = false
-        lastFsyncNs = Posix.monotonicNs()
+        lastFsyncNs = MonotonicClock.nanoseconds()
     }
 
     /// After a failed compaction (a full disk, say), when to try again.
     private var retryAfterNs: UInt64 = 0
     private var retryDelayMs = 0
 
-    var needsCompaction: Bool { compactionDueNs.map { Posix.monotonicNs() >= $0 } ?? false }
+    var needsCompaction: Bool { compactionDueNs.map { MonotonicClock.nanoseconds() >= $0 } ?? false }
 
     /// When the next compaction may start (nil: the journal is not long enough yet).
     var compactionDueNs: UInt64? {
@@ -271,7 +288,7 @@ final class StateStore {
     /// 1 s, 2 s, 4 s … at most every minute (not at every loop turn, logging each time).
     func compactionFailed() {
         retryDelayMs = min(max(1000, retryDelayMs * 2), 60_000)
-        retryAfterNs = Posix.monotonicNs() + UInt64(retryDelayMs) * 1_000_000
+        retryAfterNs = MonotonicClock.nanoseconds() + UInt64(retryDelayMs) * 1_000_000
     }
 
     /// Writes a snapshot of `state` atomically and empties the journal (on the
@@ -290,7 +307,7 @@ final class StateStore {
         // The snapshot now holds everything: a new generation of the journal, written over
         // the old one (see the type's comment); journal.1 becomes the spare.
         StateStore.keepAsSpare(oldJournalPath, spare: spareJournalPath)
-        if journalFD >= 0 { close(journalFD); journalFD = -1 }
+        closeJournal()
         startGeneration(seq: state.seq)
         entries = 0
         dirtySinceFsync = false
@@ -300,31 +317,7 @@ final class StateStore {
     }
 
     /// Closes the journal so that the next commit reopens it (tests make it unwritable).
-    func closeJournalForTests() {
-        if journalFD >= 0 { close(journalFD); journalFD = -1 }
-    }
-
-    /// Writes `{"version":1,"seq":…,"state":…}` to `path` atomically and durably
-    /// (temp + fsync + rename + dir fsync). Safe on any thread. Returns nil, or the error and its message.
-    static func writeSnapshot(_ state: BarState, limits: Limits, to path: String) -> (Errno, String)? {
-        let bytes = Persistence.snapshot(state, limits: limits)
-        let tmp = path + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        if fd < 0 { let e = Errno(); return (e, "cannot write \(tmp): \(e)") }
-        do throws(Errno) {
-            try Posix.writeAll(fd, bytes)
-            _ = try Posix.retry { fsync(fd) }
-        } catch {
-            close(fd)
-            unlink(tmp)
-            return (error, "cannot write \(tmp): \(error)")
-        }
-        close(fd)
-        if rename(tmp, path) != 0 { let e = Errno(); return (e, "cannot rename \(tmp): \(e)") }
-        let dir = open(Posix.dirname(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
-        return nil
-    }
+    func closeJournalForTests() { closeJournal() }
 
     /// Whether a background compaction is running.
     var compacting: Bool { job != nil }
@@ -335,13 +328,13 @@ final class StateStore {
     func startCompaction(_ state: BarState, limits: Limits) throws(Errno) {
         finishCompaction(wait: false)
         guard job == nil, stagedCount == 0 else { return }
-        lastCompactionNs = Posix.monotonicNs()
+        lastCompactionNs = MonotonicClock.nanoseconds()
         // A journal.1 left by a failed compaction: only a snapshot taken here may remove it.
         if access(oldJournalPath, F_OK) == 0 || journalFD < 0 {
             try compact(state, limits: limits)
             return
         }
-        if rename(journalPath, oldJournalPath) != 0 {
+        do throws(Errno) { try Sys.rename(journalPath, to: oldJournalPath) } catch {
             try compact(state, limits: limits)
             return
         }
@@ -352,7 +345,9 @@ final class StateStore {
         entries = 0
         dirtySinceFsync = false
         // The spare (if a compaction left one) becomes the journal; else a new file.
-        _ = rename(spareJournalPath, journalPath)
+        do throws(Errno) { try Sys.rename(spareJournalPath, to: journalPath) } catch {
+            if error.code != ENOENT { Log.warning("Cannot reuse the spare journal; starting a new one", ["file": spareJournalPath, "error": "\(error)"]) }
+        }
         startGeneration(seq: state.seq)
         if job.start() {
             self.job = job
@@ -383,8 +378,12 @@ final class StateStore {
     }
 
     func openJournal() throws(Errno) {
-        let fd = open(journalPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { let e = Errno(); lastError = "cannot open \(journalPath): \(e)"; lastErrno = e; throw e }
+        let fd: Int32
+        do throws(Errno) { fd = try Sys.open(journalPath, O_WRONLY | O_CREAT | O_CLOEXEC, mode: 0o600) } catch {
+            lastError = "cannot open \(journalPath): \(error)"
+            lastErrno = error
+            throw error
+        }
         journalFD = fd
         journalID = FileID(fd: fd)
     }
@@ -399,74 +398,9 @@ final class StateStore {
         if journalFD < 0 {
             do throws(Errno) { try openJournal() } catch { return }  // the next commit retries (and fails the group if it cannot)
         }
-        defer { close(journalFD); journalFD = -1 }
+        defer { closeJournal() }
         let marker = JournalGroup.group(seq: seq, entries: 0, lines: [])
-        if pwrite(journalFD, marker, marker.count, 0) == marker.count { writePos = off_t(marker.count) }
-    }
-
-    /// Keeps a journal the snapshot now holds as the spare, or deletes it if it is large.
-    static func keepAsSpare(_ path: String, spare: String) {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return }
-        if (st.st_mode & S_IFMT) == S_IFREG && st.st_size <= maxSpareBytes && rename(path, spare) == 0 { return }
-        unlink(path)
-    }
-}
-
-/// One background compaction (`StateStore.startCompaction`): write the snapshot, then
-/// keep the rotated journal as the spare (or, if the snapshot failed, fsync it).
-final class CompactionJob: @unchecked Sendable {
-    let state: BarState
-    let limits: Limits
-    let snapshotPath: String
-    let oldJournalPath: String
-    let oldJournalFD: Int32
-    let spareJournalPath: String
-    /// Set by the helper thread when it is done; `error` is readable after that.
-    let done = Atomic<Bool>(false)
-    private(set) var error: String?
-    private var thread: pthread_t?
-
-    init(state: BarState, limits: Limits, snapshotPath: String, oldJournalPath: String, oldJournalFD: Int32,
-         spareJournalPath: String) {
-        self.spareJournalPath = spareJournalPath
-        self.state = state
-        self.limits = limits
-        self.snapshotPath = snapshotPath
-        self.oldJournalPath = oldJournalPath
-        self.oldJournalFD = oldJournalFD
-    }
-
-    func start() -> Bool {
-        let box = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let r = pthread_create(&tid, nil, { arg in
-            let job = Unmanaged<CompactionJob>.fromOpaque(arg!).takeRetainedValue()
-            job.run()
-            return nil
-        }, box.toOpaque())
-        if r != 0 { box.release(); return false }
-        thread = tid
-        return true
-    }
-
-    func run() {
-        if let (_, message) = StateStore.writeSnapshot(state, limits: limits, to: snapshotPath) {
-            // The rotated journal keeps those changes: make it durable, as the fsync interval promises.
-            if oldJournalFD >= 0 { fdatasync(oldJournalFD); close(oldJournalFD) }
-            error = message
-        } else {
-            // The snapshot (fsynced) holds every entry of the rotated journal now, so the journal
-            // needs no fsync of its own: keep it for reuse. Its dirty pages are rewritten by the
-            // next generation before the kernel's write-back would get to most of them.
-            if oldJournalFD >= 0 { close(oldJournalFD) }
-            StateStore.keepAsSpare(oldJournalPath, spare: spareJournalPath)
-        }
-        done.store(true, ordering: .releasing)
-    }
-
-    func join() {
-        if let thread { pthread_join(thread, nil) }
-        thread = nil
+        let n = try? Sys.pwrite(journalFD, marker, at: 0)
+        if n == marker.count { writePos = off_t(marker.count) }
     }
 }

@@ -39,10 +39,10 @@ enum Systemd {
             // One socket is all tabbard serves; the rest would only sit unused.
             Log.warning("socket activation passed \(n) sockets; using the first, closing the others (one ListenStream= in tabbard.socket)",
                         ["fd": String(fd), "names": names ?? ""])
-            for extra in (fd + 1)..<(fd + n) { close(extra) }
+            for extra in (fd + 1)..<(fd + n) { try? Sys.close(extra) }  // (never used: nothing to lose)
         }
         do { try adoptListener(fd) } catch {
-            close(fd)
+            try? Sys.close(fd)
             throw error
         }
         return fd
@@ -53,8 +53,12 @@ enum Systemd {
         if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) <= 0 {
             throw ServerError("socket activation: fd \(fd) is not a listening AF_UNIX stream socket; fix ListenStream= in tabbard.socket")
         }
-        Posix.setNonBlocking(fd)
-        Posix.setCloexec(fd)
+        do throws(Errno) {
+            try Sys.setNonBlocking(fd)
+            try Sys.setCloseOnExec(fd)
+        } catch {
+            throw ServerError("socket activation: cannot make fd \(fd) non-blocking and close-on-exec: \(error)")
+        }
     }
 
     /// The path a listening AF_UNIX socket is bound to (for logs and STATUS=), if it has one.
@@ -109,12 +113,14 @@ enum Listener {
                 throw ServerError("\(path) exists and is not a socket; remove it or choose another --socket")
             }
             let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            let live = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, len) == 0 }
-            }
-            close(probe)
+            if probe < 0 { throw ServerError("socket(): \(Errno())") }
+            // Connected (or a full backlog: somebody is there, not accepting fast enough): live.
+            let live = (try? Sys.connect(probe, to: &addr, length: len)) != nil
+            try? Sys.close(probe)
             if live { throw ServerError("another tabbard is already listening on \(path); stop it first or use --socket") }
-            unlink(path)
+            do throws(Errno) { try Sys.unlink(path) } catch {
+                if error.code != ENOENT { throw ServerError("cannot replace the stale socket file \(path): \(error)") }
+            }
             Log.notice("Replaced a stale socket file", ["path": path])
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
@@ -126,12 +132,12 @@ enum Listener {
         umask(old)
         if r != 0 {
             let e = Errno()
-            close(fd)
+            try? Sys.close(fd)
             throw ServerError("cannot bind \(path): \(e)")
         }
         if listen(fd, 256) != 0 {
             let e = Errno()
-            close(fd)
+            try? Sys.close(fd)
             throw ServerError("cannot listen on \(path): \(e)")
         }
         return fd

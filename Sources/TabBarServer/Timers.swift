@@ -21,7 +21,7 @@ struct DaemonClock {
 
     @inline(__always)
     func nowMs() -> Int64 {
-        mode == .real ? Int64(Posix.monotonicNs() / 1_000_000) : manualMs
+        mode == .real ? Int64(MonotonicClock.nanoseconds() / 1_000_000) : manualMs
     }
 }
 

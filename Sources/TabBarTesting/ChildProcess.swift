@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import TabBarSystem
 
 /// A program started with `posix_spawn` for a test: no descriptor of the test process but
 /// the three standard ones reaches it, and its exit is read with `waitpid`.
@@ -50,8 +51,7 @@ package final class ChildProcess: @unchecked Sendable {
         exit.withLock { known -> Int32? in
             if let known { return known }
             var status: Int32 = 0
-            var r: pid_t
-            repeat { r = waitpid(processIdentifier, &status, blocking ? 0 : WNOHANG) } while r < 0 && errno == EINTR
+            let r = try? Sys.waitpid(processIdentifier, &status, blocking ? 0 : WNOHANG)
             guard r == processIdentifier else { return nil }
             let code = status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
             known = code
@@ -67,37 +67,33 @@ package func runCapturing(_ executable: String, _ arguments: [String],
     let out = try closeOnExecPipe()
     let err: [Int32]
     do { err = try closeOnExecPipe() } catch {
-        close(out[0]); close(out[1])
+        try? Sys.close(out[0]); try? Sys.close(out[1])
         throw error
     }
     let child: ChildProcess
     do {
         child = try ChildProcess(executable, arguments, environment: environment, stdout: out[1], stderr: err[1])
     } catch {
-        for fd in out + err { close(fd) }
+        for fd in out + err { try? Sys.close(fd) }
         throw error
     }
-    close(out[1]); close(err[1])
+    try? Sys.close(out[1]); try? Sys.close(err[1])  // (the child's ends: it has its own copies)
     var bytes: [[UInt8]] = [[], []]
     var fds = [pollfd(fd: out[0], events: Int16(POLLIN), revents: 0), pollfd(fd: err[0], events: Int16(POLLIN), revents: 0)]
     var chunk = [UInt8](repeating: 0, count: 65536)
     while fds.contains(where: { $0.fd >= 0 }) {
-        if poll(&fds, 2, -1) < 0 {
-            if errno == EINTR { continue }
-            break
-        }
+        guard (try? Sys.poll(&fds, timeoutMs: -1)) != nil else { break }
         for i in 0..<2 where fds[i].fd >= 0 && fds[i].revents != 0 {
-            let n = read(fds[i].fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                close(fds[i].fd)
-                fds[i].fd = -1
-            } else {
+            // (Blocking pipes: a read either has bytes, or the end, or fails.)
+            if case .done(let n)? = try? Sys.read(fds[i].fd, into: &chunk), n > 0 {
                 bytes[i] += chunk[0..<n]
+            } else {
+                try? Sys.close(fds[i].fd)
+                fds[i].fd = -1
             }
         }
     }
-    for f in fds where f.fd >= 0 { close(f.fd) }
+    for f in fds where f.fd >= 0 { try? Sys.close(f.fd) }
     return (child.terminationStatus, String(decoding: bytes[0], as: UTF8.self), String(decoding: bytes[1], as: UTF8.self))
 }
 
@@ -105,7 +101,12 @@ package func runCapturing(_ executable: String, _ arguments: [String],
 package func closeOnExecPipe() throws -> [Int32] {
     var p: [Int32] = [0, 0]
     guard pipe(&p) == 0 else { throw HarnessError("pipe: \(String(cString: strerror(errno)))") }
-    for fd in p { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    do throws(Errno) {
+        for fd in p { try Sys.setCloseOnExec(fd) }
+    } catch {
+        for fd in p { try? Sys.close(fd) }
+        throw HarnessError("pipe: cannot make it close-on-exec: \(error)")
+    }
     return p
 }
 

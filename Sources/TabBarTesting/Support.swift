@@ -1,6 +1,7 @@
 import Glibc
 import TabBarCore
 import TabBarClient
+import TabBarSystem
 
 /// A 16-bit PCM WAV file, as libsndfile writes the daemon's capture (and as `Sounds/` holds).
 public struct WAVFile: Sendable {
@@ -41,25 +42,17 @@ public struct WAVFile: Sendable {
 }
 
 func readAll(_ path: String) throws -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw HarnessError("cannot read \(path): \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = read(fd, &chunk, chunk.count)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
-        out += chunk[0..<n]
+    do throws(Errno) {
+        let fd = try Sys.open(path, O_RDONLY | O_CLOEXEC)
+        defer { try? Sys.close(fd) }  // (read-only: nothing to lose)
+        return try Sys.readAll(fd, limit: .max)
+    } catch {
+        throw HarnessError("cannot read \(path): \(error)")
     }
-    return out
 }
 
-func monotonicMs() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-}
+/// Milliseconds on the one monotonic clock (`MonotonicClock`).
+func monotonicMs() -> Int64 { MonotonicClock.milliseconds() }
 
 extension HeadlessDaemon {
     static func env(_ name: String) -> String? {
@@ -112,7 +105,7 @@ extension HeadlessDaemon {
         let deadline = monotonicMs() + Int64(timeoutMs)
         while true {
             var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
+            if (try? Sys.waitpid(pid, &status, WNOHANG)) == pid {
                 let text = (try? readAll(log)).map { String(decoding: $0, as: UTF8.self) } ?? ""
                 throw HarnessError("tabbard exited before it listened: \(text)")
             }
@@ -129,7 +122,7 @@ extension HeadlessDaemon {
             let name = withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
             if name == "." || name == ".." { continue }
             let p = dir + "/" + name
-            if unlink(p) != 0 && errno == EISDIR { removeTree(p) }
+            do throws(Errno) { try Sys.unlink(p) } catch { if error.code == EISDIR { removeTree(p) } }
         }
         closedir(d)
         rmdir(dir)

@@ -1,6 +1,7 @@
 import Glibc
 import TabBarClient
 import TabBarCore
+import TabBarSystem
 
 /// `tabbarctl advance MS` and `tabbarctl wait EVENT …`: the shell side of the test
 /// harness (docs/HARNESS.md). `advance` moves a `tabbard --clock manual`; `wait`
@@ -60,10 +61,10 @@ enum HarnessCommands {
                 let status = try runSelf(["--socket", path] + then)
                 if status != 0 { return status }
             }
-            let deadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
+            let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutMs) * 1_000_000
             var seen: [String] = []
             while true {
-                let now = monotonicNanoseconds()
+                let now = MonotonicClock.nanoseconds()
                 guard now < deadline,
                       let m = try connection.nextReceived(timeoutMs: Int((deadline - now + 999_999) / 1_000_000)) else { break }
                 guard m.json["method"] != nil else { continue }
@@ -89,7 +90,9 @@ enum HarnessCommands {
         let r = posix_spawn(&pid, "/proc/self/exe", nil, nil, argv, environ)
         guard r == 0 else { throw ClientSideError(description: "cannot run tabbarctl \(args.joined(separator: " ")): \(String(cString: strerror(r)))") }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        do throws(Errno) { _ = try Sys.waitpid(pid, &status) } catch {
+            throw ClientSideError(description: "cannot wait for tabbarctl \(args.joined(separator: " ")): \(error)")
+        }
         return status & 0x7f == 0 ? (status >> 8) & 0xff : ExitStatus.client
     }
 }

@@ -1,6 +1,7 @@
 import Glibc
 import TabBarClient
 import TabBarCore
+import TabBarSystem
 
 /// `tabbarctl pipe`: a line bridge between standard input/output and the daemon's
 /// socket, for tools that turn a program's stdio into a connection (websocketd runs
@@ -54,23 +55,21 @@ struct Pipe {
         while true {
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: stdinOpen ? 0 : -1, events: Int16(POLLIN), revents: 0)]
-            let r = poll(&fds, 2, -1)
-            if r < 0 { if errno == EINTR { continue }; return ExitStatus.client }
+            guard (try? Sys.poll(&fds, timeoutMs: -1)) != nil else { return ExitStatus.client }
             if fds[0].revents != 0 {
-                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-                if n == 0 { return ExitStatus.ok }
-                if n < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
-                    return ExitStatus.client
+                switch try? Sys.read(fd, into: &buffer) {
+                case .done(0)?: return ExitStatus.ok
+                case .done(let n)?: if !writeAll(1, Array(buffer[0..<n])) { return ExitStatus.client }
+                case .wouldBlock?: continue
+                case nil: return ExitStatus.client
                 }
-                if !writeAll(1, Array(buffer[0..<n])) { return ExitStatus.client }
             }
             if stdinOpen && fds[1].revents != 0 {
-                let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress!, $0.count) }
-                if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-                if n <= 0 {
+                let r = try? Sys.read(0, into: &buffer)
+                if case .wouldBlock? = r { continue }
+                guard case .done(let n)? = r, n > 0 else {
                     stdinOpen = false
-                    shutdown(fd, Int32(SHUT_WR))
+                    shutdown(fd, Int32(SHUT_WR))  // (fails only when the daemon is gone: the socket's read says so)
                     continue
                 }
                 if !writeAll(fd, Array(buffer[0..<n])) { return ExitStatus.client }
@@ -120,15 +119,15 @@ struct Pipe {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
-            if n > 0 { offset += n; continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && errno == EAGAIN {
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&p, 1, -1)
-                continue
+            switch try? Sys.write(fd, bytes, offset..<bytes.count) {
+            case .done(let n)? where n > 0:
+                offset += n
+            case .wouldBlock?:
+                var p = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
+                _ = try? Sys.poll(&p, timeoutMs: -1)  // (a failure shows in the next write)
+            default:
+                return false
             }
-            return false
         }
         return true
     }

@@ -1,6 +1,7 @@
 import Glibc
 import TabBarClient
 import TabBarCore
+import TabBarSystem
 
 /// A problem on this side that is not a usage error (unreadable file, bad JSON file).
 struct ClientSideError: Error, CustomStringConvertible {
@@ -154,9 +155,9 @@ struct Runner {
         }
         guard let (method, params) = Plan.request(command) else { return ExitStatus.ok }
         let connection = try connect()
-        let started = monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         let result = try connection.call(method, params)
-        let elapsed = monotonicNanoseconds() - started
+        let elapsed = MonotonicClock.nanoseconds() - started
         if case .feedback(nil, nil) = command, options.json {
             // The feedback alone, in feedback.set's shape, not the whole state.
             output.out(JSON.obj(["seq": result["seq"] ?? .null, "feedback": result["state"]?["feedback"] ?? .null]).text)
@@ -222,30 +223,13 @@ struct Runner {
     }
 
     static func readAll(_ path: String) throws -> [UInt8] {
-        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw ClientSideError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { if fd != 0 { close(fd) } }
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if n > 0 {
-                data.append(contentsOf: chunk[0..<n])
-                if data.count > 16 << 20 { throw ClientSideError(description: "\(path) is larger than 16 MiB; that is not a bar configuration") }
-            } else if n == 0 {
-                return data
-            } else if errno != EINTR {
-                throw ClientSideError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
-            }
+        do throws(Errno) {
+            let fd = path == "-" ? 0 : try Sys.open(path, O_RDONLY | O_CLOEXEC)
+            defer { if fd != 0 { try? Sys.close(fd) } }  // (read-only: nothing to lose)
+            return try Sys.readAll(fd, limit: 16 << 20)
+        } catch {
+            if error.code == EFBIG { throw ClientSideError(description: "\(path) is larger than 16 MiB; that is not a bar configuration") }
+            throw ClientSideError(description: "cannot read \(path): \(error)")
         }
     }
-}
-
-/// Nanoseconds on the monotonic clock.
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }

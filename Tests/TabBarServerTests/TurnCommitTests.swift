@@ -50,7 +50,7 @@ import TabBarCore
         // Staged, not written: nothing may leave yet.
         #expect(r.server.batch.open)
         #expect(r.server.store.writes == 0)
-        r.server.flushDirty(now: Posix.monotonicNs())
+        r.server.flushDirty(now: MonotonicClock.nanoseconds())
         #expect(!r.server.batch.open)
         #expect(r.server.store.writes == 1)
         #expect(r.server.store.appends == 3)

@@ -27,7 +27,7 @@ for _ in $(seq 100); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
 sleep 0.3
 tick=$(getconf CLK_TCK)
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
-out=$(taskset -c "$ccpu" "$here/.build/release/tabbard-bench" --load "$d/s.sock" --seconds 2 --clients "$clients")
+out=$(taskset -c "$ccpu" "$here/.build/release/tabbard-bench" --load "$d/s.sock" --seconds 2 --clients "$clients" --request "${REQUEST:-select}")
 read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$pid/stat")
 sent=$(echo "$out" | sed -n 's/.*(\([0-9]*\) sent).*/\1/p')
 ns() { echo $(( ($1) * 1000000000 / tick / sent )); }
