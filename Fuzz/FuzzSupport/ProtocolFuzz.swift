@@ -361,7 +361,7 @@ public enum ProtocolFuzz {
         do { parsed = try JSON.parse(text) } catch { throw Violation("state JSON does not parse: \(error.description)") }
         if parsed != json { throw Violation("state JSON changes when parsed back") }
         let back: BarState
-        do { back = try BarState.decode(JSONDocument(parsed).root, seq: s.seq, limits: limits) } catch {
+        do { back = try BarState.decode(parsed, seq: s.seq, limits: limits) } catch {
             throw Violation("state does not decode: \(error.message) — \(String(decoding: text, as: UTF8.self))")
         }
         if back != Persistence.restored(s) { throw Violation("state differs after a JSON round trip: \(String(decoding: text, as: UTF8.self))") }

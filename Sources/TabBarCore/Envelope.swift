@@ -4,18 +4,26 @@ public struct Request: Sendable {
     public var method: String
     /// The params object as the line holds it (nil: none, or `null`).
     public var params: JSONValue?
+    /// The document `params` is in, when the request keeps it alive itself; nil: someone
+    /// else does (the server's reused document).
+    public var owner: JSONDocument?
 
-    public init(id: JSON?, method: String, params: JSONValue?) {
+    public init(id: JSON?, method: String, params: JSONValue?, owner: JSONDocument? = nil) {
         self.id = id
         self.method = method
         self.params = params
+        self.owner = owner
     }
 
     /// A request from a `JSON` params value (tests and tools).
     public init(id: JSON?, method: String, params: JSON? = nil) {
         self.id = id
         self.method = method
-        if let params, params != .null { self.params = JSONDocument(params).root }
+        if let params, params != .null {
+            let doc = JSONDocument(params)
+            self.params = doc.root
+            owner = doc
+        }
     }
 }
 
@@ -42,7 +50,8 @@ public enum Envelope {
 
     /// `decode` into a document of its own.
     public static func decode(_ line: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) -> Result<Request, Rejection> {
-        decode(line, into: JSONDocument(), maxDepth: maxDepth)
+        let doc = JSONDocument()
+        return decode(line, into: doc, maxDepth: maxDepth).map { var r = $0; r.owner = doc; return r }
     }
 
     /// The envelope of a parsed request object.
@@ -93,7 +102,7 @@ public enum Envelope {
     /// The envelope of a `JSON` request (tests and tools).
     public static func decode(_ json: JSON) -> Result<Request, Rejection> {
         let doc = JSONDocument(json)
-        return decode(doc.root)
+        return decode(doc.root).map { var r = $0; r.owner = doc; return r }
     }
 }
 

@@ -202,7 +202,7 @@ extension JSON {
             Result { () throws(JSONParseError) in try doc.parse(buf, maxDepth: maxDepth) }
         }
         if let done { try done.get() } else { try doc.parse(Array(bytes), maxDepth: maxDepth) }
-        return doc.root.json
+        return JSONValue.tree(of: doc)
     }
 
     /// Parses a string of JSON text.

@@ -1,7 +1,9 @@
 /// A value inside a `JSONDocument`, read in place: no tree is built. Valid while its
-/// document holds the text it was read from.
-public struct JSONValue: Sendable {
-    public let doc: JSONDocument
+/// document is alive and holds the text it was read from: a value does not keep its
+/// document alive (that would be a reference count per value read); whoever made the
+/// document does (`Request.owner`, `Params.owner`, the server's reused documents).
+public struct JSONValue: @unchecked Sendable {
+    public unowned(unsafe) let doc: JSONDocument
     public let index: Int
 
     @inline(__always) init(_ doc: JSONDocument, _ index: Int) {
@@ -142,11 +144,17 @@ public struct JSONValue: Sendable {
         }
     }
 
-    /// A document of its own holding a copy of this value (to keep it past its document's next parse).
-    public func detached() -> JSONValue {
+    /// The `JSON` tree of `doc`'s top-level value.
+    static func tree(of doc: JSONDocument) -> JSON {
+        withExtendedLifetime(doc) { doc.root.json }
+    }
+
+    /// A document of its own holding a copy of this value (to keep it past its document's
+    /// next parse), and the copy in it. The caller keeps the document.
+    public func detached() -> (JSONDocument, JSONValue) {
         // (The copy is valid JSON: it is this value's text.)
         let copy = try! JSONDocument(parsing: raw)
-        return copy.root
+        return (copy, copy.root)
     }
 
     /// Whether two values have the same text.

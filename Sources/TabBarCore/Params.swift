@@ -5,8 +5,12 @@ public struct Params: Sendable {
     /// The object (nil: no params, or `null`).
     public let object: JSONValue?
     public let prefix: String
+    /// The document `object` is in, when these params keep it alive themselves (made from
+    /// `JSON`, or `detached`); nil: someone else keeps it.
+    public let owner: JSONDocument?
 
-    public init(_ value: JSONValue?, prefix: String = "") throws(RPCError) {
+    public init(_ value: JSONValue?, prefix: String = "", owner: JSONDocument? = nil) throws(RPCError) {
+        self.owner = owner
         if let value, value.kind == .object {
             object = value
         } else if value == nil || value!.isNull {
@@ -22,7 +26,7 @@ public struct Params: Sendable {
     public init(json: JSON?, prefix: String = "") throws(RPCError) {
         guard let json else { try self.init(nil as JSONValue?, prefix: prefix); return }
         let doc = JSONDocument(json)
-        try self.init(doc.root, prefix: prefix)
+        try self.init(doc.root, prefix: prefix, owner: doc)
     }
 
     /// Members in order.
@@ -31,7 +35,8 @@ public struct Params: Sendable {
     /// A copy that outlives the document it was read from (see `JSONValue.detached`).
     public func detached() -> Params {
         guard let object else { return self }
-        return try! Params(object.detached(), prefix: prefix)
+        let (doc, copy) = object.detached()
+        return try! Params(copy, prefix: prefix, owner: doc)
     }
 
     public func name(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
@@ -171,7 +176,7 @@ public struct Params: Sendable {
     public func object(_ key: some FieldName) throws(RPCError) -> Params? {
         guard let v = self[key], !v.isNull else { return nil }
         guard v.kind == .object else { throw wrong(key.text, "an object", v) }
-        return try Params(v, prefix: name(key.text))
+        return try Params(v, prefix: name(key.text), owner: owner)
     }
 
     public func array(_ key: some FieldName) throws(RPCError) -> [JSONValue]? {

@@ -21,8 +21,10 @@ public enum Persistence {
 
     /// Decodes and validates a snapshot document.
     public static func decodeSnapshot(_ bytes: [UInt8], limits: Limits) throws(Problem) -> BarState {
-        let root: JSONValue
-        do { root = try JSONDocument(parsing: bytes).root } catch { throw Problem(error.description) }
+        let doc: JSONDocument
+        do { doc = try JSONDocument(parsing: bytes) } catch { throw Problem(error.description) }
+        defer { withExtendedLifetime(doc) {} }
+        let root = doc.root
         guard let seq = root["seq"]?.intValue, seq >= 0, let st = root["state"] else {
             throw Problem("the snapshot has no seq or state")
         }

@@ -199,7 +199,9 @@ extension BarState {
 
     /// `decode` from a `JSON` value (tests and tools).
     public static func decode(_ json: JSON, seq: UInt64, limits: Limits) throws(RPCError) -> BarState {
-        try decode(JSONDocument(json).root, seq: seq, limits: limits)
+        let doc = JSONDocument(json)
+        defer { withExtendedLifetime(doc) {} }
+        return try decode(doc.root, seq: seq, limits: limits)
     }
 
     /// Restores a state from its wire form (as persisted); `seq` is given separately.
