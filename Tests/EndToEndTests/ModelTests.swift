@@ -29,15 +29,24 @@ import TabBarCore
         let steps = ModelTests.env("TABBARD_MODEL_STEPS").flatMap(Int.init) ?? 300
         var sent = Set<String>()
         var features = Set<String>()
+        var compared = Set<String>()
         for seed in seeds {
             let run = try ModelRun(seed: seed)
             features = run.features
             let ok = try run.go(steps: steps)
             sent.formUnion(run.sent)
+            compared.formUnion(run.compared)
             if !ok { return }
         }
         let missingFromDaemon = ModelTests.contractMethods.filter { !features.contains($0) }
         #expect(missingFromDaemon.isEmpty, "hello.features lacks methods of the contract: \(missingFromDaemon)")
+        // Every event the contract names (those a request can cause) was compared at least once.
+        let events = ["tab.selected", "tab.reselected", "tab.highlighted", "action.triggered", "action.finished", "badge.changed",
+                      "bar.configured", "bar.visibility", "animation.cue", "animation.began", "animation.ended", "feedback.changed",
+                      "sound.played"]
+        if ModelTests.env("TABBARD_MODEL_SEED") == nil {
+            #expect(events.filter { !compared.contains($0) }.isEmpty, "events never compared: \(events.filter { !compared.contains($0) })")
+        }
         let neverSent = features.subtracting(sent).sorted()
         #expect(neverSent.isEmpty, "hello.features names methods the model test never sends: \(neverSent)")
     }
@@ -55,6 +64,8 @@ final class ModelRun {
     private var nextID = 1
     /// What was compared: steps, events, sounds, error replies, state comparisons.
     var counts = (steps: 0, events: 0, sounds: 0, errors: 0, states: 0)
+    /// The events (and `sound.played`) the model expected and the daemon sent.
+    var compared = Set<String>()
     private var trail: [String] = []
 
     init(seed: UInt64) throws {
@@ -129,6 +140,7 @@ final class ModelRun {
         problems += compareReply(expected.reply, reply, op: op)
         problems += compareEvents(expected.events.filter { model.delivered($0.method) }, events)
         let wantSounds = model.delivered("sound.played") ? expected.sounds.sorted() : []
+        if !wantSounds.isEmpty { compared.insert("sound.played") }
         if wantSounds != sounds.sorted() { problems.append("sounds: expected \(wantSounds), got \(sounds)") }
         return problems.isEmpty ? nil : ["request: \(line)"] + problems
     }
@@ -163,6 +175,7 @@ final class ModelRun {
         for w in want {
             if let i = unused.firstIndex(where: { got[$0].0 == w.method && modelMismatch(w.params, got[$0].1) == nil }) {
                 unused.remove(at: i)
+                compared.insert(w.method)
             } else {
                 let near = got.filter { $0.0 == w.method }.compactMap { modelMismatch(w.params, $0.1) }
                 problems.append("missing event \(w.method) \(w.params.text)" + (near.isEmpty ? "" : " (differs in \(near.joined(separator: "; ")))"))
