@@ -9,6 +9,8 @@ struct ModelGenerator {
     var captures = 0
     /// Request kinds still to send once each before random choice takes over (coverage).
     var prelude: [String]
+    /// Requests to send next, in order (a burst up to a limit).
+    var queued: [ModelOp] = []
 
     static let kinds = ["select", "touch", "highlight", "trigger", "finish", "badge", "clear", "configure", "initial", "feedback",
                         "hidden", "push", "pop", "scroll", "abegin", "aend", "advance", "clock", "state", "ping", "stats",
@@ -34,6 +36,19 @@ struct ModelGenerator {
 
     mutating func next(_ m: Model) -> ModelOp {
         let kind: String
+        if !queued.isEmpty { return queued.removeFirst() }
+        if rng.chance(0.002) {
+            // Up to the 64 running animations and past it (limit_exceeded), then end them all.
+            queued = (0..<66).map { _ in ModelOp.animationBegin("wiggle", tab: nil, ms: 600_000) }
+                + (1...70).map { k in ModelOp.animationEnd(m.s.seq + k, reason: "cancelled") }
+            return queued.removeFirst()
+        }
+        if rng.chance(0.0008) {
+            // The navigation stack to its 256 screens and one more (limit_exceeded), then back.
+            let depth = 257 - m.s.navStack.count
+            queued = (0..<max(depth, 1)).map { _ in ModelOp.navPush(false) } + (0..<260).map { _ in ModelOp.navPop }
+            return queued.removeFirst()
+        }
         if !prelude.isEmpty {
             kind = prelude.removeFirst()
         } else if !m.subscribed || m.topics != nil, rng.chance(0.25) {
@@ -145,6 +160,7 @@ struct ModelGenerator {
             ("badge.set", #"{"tab":"home","text":""}"#, "invalid_params", "text"),
             ("badge.set", #"{"tab":"home","dot":false}"#, "invalid_params", "dot"),
             ("touch", #"{"phase":"hover","x":1,"y":1}"#, "invalid_params", "phase"),
+            ("touch", #"{"phase":"move","x":1,"y":1}"#, "invalid_params", "phase"),
             ("touch", #"{"phase":"down","x":"1","y":1}"#, "invalid_params", "x"),
             ("bar.set_hidden", #"{"hidden":"yes"}"#, "invalid_params", "hidden"),
             ("nav.push", "{}", "invalid_params", "hides_bar"),
