@@ -84,6 +84,38 @@ func visibilityJSON(hidden: Bool, phase: String, reasons: [String], stack: [Bool
         }
     }
 
+    @Test func crossfadeOnSelectAndDeselectBounceOnReselect() {
+        var bar = BarState.defaultBar
+        bar.items[3].animation = .crossfade
+        bar.items[0].animation = .bounce
+        let store = TestStore(bar)
+        let fade = #"{"target":"icon","transition":"crossfade","property":"bounds.size","from":{"w":25,"h":23},"to":{"w":37.5,"h":34.5},"from_icon":"bubble","to_icon":"bubble.fill","duration_ms":250,"timing":"ease_in_ease_out","autoreverse":false,"repeat":0}"#
+        let unfade = #"{"target":"icon","transition":"crossfade","property":"bounds.size","from":{"w":37.5,"h":34.5},"to":{"w":25,"h":23},"from_icon":"bubble.fill","to_icon":"bubble","duration_ms":250,"timing":"ease_in_ease_out","autoreverse":false,"repeat":0}"#
+        let bounce = #"{"target":"item","property":"transform.scale","keyframes":[1,1.4,0.9,1.15,0.95,1.02,1],"key_times":[0,0.1667,0.3333,0.5,0.6667,0.8333,1],"duration_ms":600,"timing":"ease_in_ease_out","autoreverse":false,"repeat":0}"#
+        let unbounce = #"{"target":"item","property":"transform.scale","keyframes":[1,1.02,0.95,1.15,0.9,1.4,1],"key_times":[0,0.1667,0.3333,0.5,0.6667,0.8333,1],"duration_ms":600,"timing":"ease_in_ease_out","autoreverse":false,"repeat":0}"#
+        store.send(req("tab.select", #"{"tab":"chat"}"#),
+                   reply: .result(#"{"seq":1,"selected":"chat","previous":"home","reselected":false}"#),
+                   events: [ExpectedEvent("tab.selected", #"{"seq":1,"tab":"chat","previous":"home","source":"user"}"#),
+                            ExpectedEvent("animation.cue", #"{"seq":1,"tab":"chat","trigger":"select","kind":"crossfade","descriptor":\#(fade),"sound":"click"}"#),
+                            ExpectedEvent("animation.cue", #"{"seq":1,"tab":"home","trigger":"deselect","kind":"bounce","descriptor":\#(unbounce),"sound":null}"#)],
+                   effects: [.play(name: "click", gain: 1, trigger: .select)]) {
+            $0.seq = 1; $0.selected = "chat"; $0.previous = "home"
+        }
+        store.send(req("tab.select", #"{"tab":"home"}"#),
+                   reply: .result(#"{"seq":2,"selected":"home","previous":"chat","reselected":false}"#),
+                   events: [ExpectedEvent("tab.selected", #"{"seq":2,"tab":"home","previous":"chat","source":"user"}"#),
+                            ExpectedEvent("animation.cue", #"{"seq":2,"tab":"home","trigger":"select","kind":"bounce","descriptor":\#(bounce),"sound":"click"}"#),
+                            ExpectedEvent("animation.cue", #"{"seq":2,"tab":"chat","trigger":"deselect","kind":"crossfade","descriptor":\#(unfade),"sound":null}"#)],
+                   effects: [.play(name: "click", gain: 1, trigger: .select)]) {
+            $0.seq = 2; $0.selected = "home"; $0.previous = "chat"
+        }
+        store.send(req("tab.select", #"{"tab":"home"}"#),
+                   reply: .result(#"{"seq":3,"selected":"home","previous":"chat","reselected":true}"#),
+                   events: [ExpectedEvent("tab.reselected", #"{"seq":3,"tab":"home","source":"user"}"#),
+                            ExpectedEvent("animation.cue", #"{"seq":3,"tab":"home","trigger":"reselect","kind":"bounce","descriptor":\#(bounce),"sound":"reselect"}"#)],
+                   effects: [.play(name: "reselect", gain: 1, trigger: .reselect)]) { $0.seq = 3 }
+    }
+
     @Test func slideMovesTheIndicatorBetweenCentres() {
         var bar = BarState.defaultBar
         bar.settings.animation = .slide
