@@ -57,6 +57,9 @@ final class ModelRun {
     let seed: UInt64
     let daemon: Daemon
     let client: RawClient
+    /// A second connection, subscribed to everything all along and sending nothing else:
+    /// every change must reach it too, whatever the first one's topics.
+    let watcher: RawClient
     let model: Model
     var generator: ModelGenerator
     let features: Set<String>
@@ -72,6 +75,8 @@ final class ModelRun {
         self.seed = seed
         daemon = try Daemon(extraArgs: ["--clock", "manual"])
         client = try RawClient(path: daemon.socket)
+        watcher = try RawClient(path: daemon.socket)
+        _ = try watcher.call("subscribe")
         guard case .array(let list)? = client.hello?["params"]?["features"] else { throw TestFailure("hello has no features") }
         features = Set(list.compactMap(\.stringValue))
         let wavs = (try? FileManager.default.contentsOfDirectory(atPath: Paths.sounds)) ?? []
@@ -141,6 +146,17 @@ final class ModelRun {
         if reply?["result"]?["state"] != nil { counts.states += 1 }
         problems += compareReply(expected.reply, reply, op: op)
         problems += compareEvents(expected.events.filter { model.delivered($0.method) }, events)
+        // The watcher: what it got before the reply to a ping sent after the step is the step's.
+        var watched: [(String, JSON)] = []
+        let watchID = nextID
+        nextID += 1
+        try watcher.send(#"{"id":\#(watchID),"method":"ping"}"# + "\n")
+        while true {
+            guard let m = try watcher.readJSON(timeout: 30) else { return ["the daemon closed the watcher's connection"] }
+            if m["id"] == .int(watchID) { break }
+            if let method = m["method"]?.stringValue, !method.hasPrefix("sound.") { watched.append((method, m["params"] ?? .null)) }
+        }
+        problems += compareEvents(expected.events, watched).map { "(watcher) " + $0 }
         problems += compareSounds(expected.sounds, sounds, op: op)
         return problems.isEmpty ? nil : ["request: \(line)"] + problems
     }
