@@ -1,0 +1,45 @@
+import Testing
+import TabBarCore
+
+/// Where the daemon and docs/PROTOCOL.md disagree today: minimal repros found by the model
+/// test (ModelTests.swift), kept as known issues so that they pass now and fail — asking for
+/// the `withKnownIssue` to go — once the daemon (or the page) is put right. The model test
+/// itself does not compare these cases (see ModelContract.swift and ModelGenerator.swift).
+@Suite struct ModelKnownIssuesTests {
+    /// docs/PROTOCOL.md, `sound.play`: "An accepted sound is either heard or reported". With the
+    /// 16-voice pool full, a voice stolen before its first frame reached the device gets neither
+    /// `sound.played` nor `sound.failed` (64 plays in one virtual millisecond: 24 reported).
+    @Test func everyAcceptedSoundIsHeardOrReported() throws {
+        let daemon = try Daemon(extraArgs: ["--clock", "manual"])
+        let client = try RawClient(path: daemon.socket)
+        var events: [JSON] = []
+        _ = try client.call("subscribe", events: &events)
+        var accepted = 0
+        for _ in 0..<64 {
+            let r = try client.call("sound.play", #"{"name":"click"}"#, events: &events)
+            if r["result"]?["voice"] != nil { accepted += 1 }
+        }
+        _ = try client.call("clock.advance", #"{"ms":2000}"#, events: &events)
+        _ = try client.call("ping", events: &events)
+        let played = events.filter { $0["method"] == .string("sound.played") }.count
+        let failed = events.filter { $0["method"] == .string("sound.failed") }.count
+        #expect(accepted == 64)
+        withKnownIssue("voices stolen before they started are neither played nor reported failed") {
+            #expect(played + failed == accepted, "\(accepted) accepted, \(played) sound.played, \(failed) sound.failed")
+        }
+    }
+
+    /// docs/PROTOCOL.md, "Center and operation buttons": `badge.set` on an action/center item is
+    /// ignored — reply `{"seq","badge":null,"ignored":true}`. A count ≤ 0 gets no `ignored`.
+    @Test func aBadgeOnTheCenterItemIsIgnoredAndSaysSo() throws {
+        let daemon = try Daemon(extraArgs: ["--clock", "manual"])
+        let client = try RawClient(path: daemon.socket)
+        let three = try client.call("badge.set", #"{"tab":"post","count":3}"#)
+        #expect(three["result"]?["ignored"] == .bool(true))
+        let zero = try client.call("badge.set", #"{"tab":"post","count":0}"#)
+        #expect(zero["result"]?["badge"] == .null)
+        withKnownIssue("a count ≤ 0 on an action/center item is answered without ignored: true") {
+            #expect(zero["result"]?["ignored"] == .bool(true), "\(zero.text)")
+        }
+    }
+}
