@@ -80,7 +80,7 @@ final class TestStore {
         check("timer \(key) at \(due) ms", outcome(o), reply: reply, events: events, effects: effects, sourceLocation, update)
     }
 
-    // MARK: Wiring (the reducer's API today: Envelope → Methods → Reducer → Outcome)
+    // MARK: Wiring (the one path: Envelope → Methods → Reducer → typed Outcome, seen as JSON)
 
     private struct Step {
         var reply: Result<JSON, RPCError>
@@ -89,7 +89,7 @@ final class TestStore {
     }
 
     private func outcome(_ o: Outcome) -> Step {
-        Step(reply: o.reply, events: o.events.map { ($0.method, $0.params) }, effects: o.effects)
+        Step(reply: o.reply.map(\.json), events: o.events.map { ($0.method, $0.params) }, effects: o.effects)
     }
 
     private func reduce(_ line: String, at t: Int64) -> Step {
@@ -101,9 +101,13 @@ final class TestStore {
         case .success(let request):
             switch Methods.command(for: request, limits: limits) {
             case .failure(let e): return Step(reply: .failure(e), events: [], effects: [])
-            case .success(let command):
+            case .success(.state(let command)):
                 let o = reducer.reduce(command, at: t)
                 return outcome(o)
+            case .success(.server(.stateGet)):
+                return Step(reply: .success(Reply.state(seq: reducer.state.seq, reducer.state, limits).json), events: [], effects: [])
+            case .success(.server(let command)):
+                return Step(reply: .failure(.internalError("\(command) is the server's, not the reducer's")), events: [], effects: [])
             }
         }
     }
