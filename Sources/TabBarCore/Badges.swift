@@ -8,7 +8,7 @@ extension Reducer {
         }
         if item.kind != .tab && !state.settings.actionBadges {
             // Badges on action and center items are ignored unless `settings.action_badges` is true.
-            return Outcome(reply: .success(reply(item, ignored: update.value != .remove)))
+            return Outcome(reply: .success(reply(item, ignored: true)))
         }
         var next = item
         switch update.value {

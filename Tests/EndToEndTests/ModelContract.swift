@@ -234,10 +234,8 @@ final class Model {
         guard let k = s.index(tab) else { return fail("unknown_tab") }
         let item = s.items[k]
         if item.kind != "tab" && !s.settings.actionBadges {
-            // docs/PROTOCOL.md says `ignored: true`; the daemon leaves it out when the request removes
-            // the badge (a count ≤ 0): reported to the lead, not compared here.
-            let removal = value != nil && value?.badge == nil
-            out.reply = .result(.obj(["seq": .int(s.seq), "badge": .null, "ignored": removal ? modelAny : .bool(true)]))
+            // docs/PROTOCOL.md: ignored, whatever the request asks (a removal included).
+            out.reply = .result(.obj(["seq": .int(s.seq), "badge": .null, "ignored": .bool(true)]))
             return
         }
         var next = item
