@@ -48,6 +48,7 @@ extension AudioEngine {
                     streamFrames = played
                     run.lastQueued = 0
                     run.progressAt = now
+                    run.silentSince = now
                     return .standby
                 }
             }

@@ -24,9 +24,9 @@ struct RunState {
     var drainSince: UInt64 = 0
     /// The sink's own measure of its pull last adopted.
     var sinkPull = 0
-    /// Rate limit of failure log lines: when the last was written, and how many were held back.
-    var failLogAt: UInt64 = 0
-    var failLogHeld = 0
+    /// When the device last ran out of sound (standby or the idle stop; 0: never): the silence
+    /// since then releases the limiter before the next run.
+    var silentSince: UInt64 = 0
 }
 
 extension AudioEngine {
@@ -150,6 +150,10 @@ extension AudioEngine {
                         // From standby too: a sink may do its work there (the fallback retries its device).
                         try sink.start()
                         streamFrames += sink.silentFrames()  // a sink that kept time while stopped
+                        if run.silentSince != 0 {
+                            let quiet = Double(monotonicNanos() &- run.silentSince) * Double(sink.format.rate) / 1e9
+                            mixer.limiter.elapse(frames: Int(min(quiet, 1e9)))
+                        }
                         if mode == .idle { counters.streamStarts.add(1, ordering: .relaxed) }
                         if sink.pullFrames > 0 && sink.pullFrames != run.sinkPull {
                             run.sinkPull = sink.pullFrames
@@ -171,7 +175,7 @@ extension AudioEngine {
                 } else {
                     let quiet = monotonicNanos() &- lastSound
                     if quiet >= idleNs {
-                        stopStream()
+                        stopStream(silentSince: run.silentSince)  // silent since the standby, not since now
                         mode = .idle
                     } else {
                         _ = pollReadable(wakeFD, timeoutNanos: idleNs - quiet)
@@ -215,8 +219,9 @@ extension AudioEngine {
         signalReports()
     }
 
-    private func stopStream() {
+    private func stopStream(silentSince: UInt64 = 0) {
         sink.stop()
+        run.silentSince = silentSince != 0 ? silentSince : monotonicNanos()
         releasePlayed(upTo: Int64.max)
         counters.streamStops.add(1, ordering: .relaxed)
         learnPull()
@@ -331,22 +336,13 @@ extension AudioEngine {
         pushFailure(s, voice: mixer.voices[i].id, why)
     }
 
-    /// Hands `sound` (one retain) to the state loop as a failed voice, and logs (rate-limited).
+    /// Hands `sound` (one retain) to the state loop as a failed voice. The state loop sends
+    /// `sound.failed` and logs it, rate-limited (the server's `PeerLogs`, kind `soundFailed`).
     func pushFailure(_ s: Unmanaged<Sound>, voice: UInt32, _ why: VoiceFailure) {
         counters.failed.add(1, ordering: .relaxed)
-        let name = s.takeUnretainedValue().name
         if !reports.push(RawReport(kind: .failed, sound: s, voice: voice, latencyNs: 0, framesAhead: 0, startFrame: 0, failure: why)) {
             s.release()
             counters.reportsDropped.add(1, ordering: .relaxed)
-        }
-        let now = monotonicNanos()
-        if now &- run.failLogAt >= 1_000_000_000 {
-            let held = run.failLogHeld > 0 ? " (and \(run.failLogHeld) more since the last report)" : ""
-            log(.warning, "sound failed voice=\(voice) name=\(name) reason=\"\(why.text(device: device.withLock { $0.lastError }))\"\(held)")
-            run.failLogAt = now
-            run.failLogHeld = 0
-        } else {
-            run.failLogHeld += 1
         }
     }
 

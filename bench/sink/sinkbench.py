@@ -60,6 +60,7 @@ class Bench:
         The next event starts `spacing` seconds (random in the range) after the previous request, and never
         before the previous click has passed the sink."""
         lat, missed = [], 0
+        self.heard = []                           # the events' onsets (ns, frame in the dump)
         nxt = max(now_ns(), start)
         for k in range(n):
             if k == 5 and missed == 5:
@@ -74,6 +75,7 @@ class Bench:
                 nxt = now_ns()
             else:
                 lat.append((o[0] - t0) / 1e6)
+                self.heard.append(o)
                 nxt = max(o[0] + 60_000_000, t0 + int(random.uniform(*spacing) * 1e9))
         return lat, missed
 
@@ -82,7 +84,7 @@ class Bench:
         if self.a.passive_monitor:
             # Nothing else keeps the graph running: a passive monitor only sees cycles some stream runs, so
             # it is started while the daemon plays (it is ready at its first captured cycle).
-            d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device])
+            d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device], config=self.daemon_config())
             c = Client(d.socket)
             box = {}
             th = threading.Thread(target=lambda: box.setdefault("m", Monitor(self.a.monitor, rig, raw=raw,
@@ -95,7 +97,7 @@ class Bench:
             wait_for(lambda: c.call("stats.get")["audio"]["engine"].get("state") != "playing", 30, "the clicks to end")
         else:
             mon = Monitor(self.a.monitor, rig, raw=raw)
-            d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device])
+            d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device], config=self.daemon_config())
             c = Client(d.socket)
         # Warm-up (not counted): clicks until one is heard — the first one after the stream opens can be lost
         # (the stream runs before WirePlumber links it); how many were lost is recorded.
@@ -108,7 +110,7 @@ class Bench:
             warmup_lost += 1
             if warmup_lost == 5:
                 raise RuntimeError("5 clicks in a row not heard at the sink")
-        if spacing[0] > 3:                                 # after idle: wait for the stream to stop
+        if spacing[0] > 3:                                 # after idle: wait for the stream to stop (or stand by)
             wait_for(lambda: c.call("stats.get")["audio"]["engine"].get("state") != "playing", 30, "idle")
 
         def req():
@@ -121,12 +123,20 @@ class Bench:
         d.stop()
         closing = mon.stop()
         s = mon.samples()
-        intact = sum(1 for _, fr in mon.onsets if click_at(s, fr, self.ref, 480) is None)
+        # Intact: the measured events' clicks (not the warm-up's), each bit-exact and followed by silence.
+        damage = [why for _, fr in self.heard for why in [click_at(s, fr, self.ref, 480)] if why]
+        intact = len(self.heard) - len(damage)
         os.unlink(mon.raw)
         keys = ("latency_p50_us", "latency_p99_us", "frames_ahead_p50", "frames_ahead_max", "xruns", "period_frames",
                 "buffer_frames")
-        return dict(dist(lat), missed=missed, warmup_lost=warmup_lost, intact=intact, clicks=len(mon.onsets), quantum=self.quantum(closing),
+        return dict(dist(lat), missed=missed, warmup_lost=warmup_lost, intact=intact, clicks=len(self.heard), onsets=len(mon.onsets),
+                    first_damage=damage[0] if damage else None, after_gap=mon.after_gap, gaps=len(mon.gaps),
+                    quantum=self.quantum(closing),
                     daemon={k: engine.get(k) for k in keys})
+
+    def daemon_config(self):
+        """tabbard's config file for the run: only what --idle-stop-ms sets (None: no file, the defaults)."""
+        return {"idle_stop_ms": self.a.idle_stop_ms} if self.a.idle_stop_ms is not None else None
 
     @staticmethod
     def quantum(lines):
@@ -225,6 +235,7 @@ class Bench:
 
     def run(self):
         res = {"what": "request → first frame consumed by the null sink (graph cycle start + offset / 48 kHz), ms",
+               "idle_stop_ms": self.a.idle_stop_ms if self.a.idle_stop_ms is not None else "default",
                "monitor": "passive (the graph runs only while a client plays)" if self.a.passive_monitor
                else "active (the probe keeps the graph running, as another playing stream would)",
                "pipewire": subprocess.run(["pipewire", "--version"], stdout=subprocess.PIPE, text=True).stdout.split("\n")[-2:-1],
@@ -257,6 +268,8 @@ def table(res):
             if "intact" in d:
                 extra = "  intact %d/%d, xruns %s, daemon p50 %s µs" % (d["intact"], d["clicks"], d["daemon"]["xruns"],
                                                                        d["daemon"]["latency_p50_us"])
+                if d.get("after_gap"):
+                    extra += ", %d onsets timed across a gap" % d["after_gap"]
             rows.append("  %-48s n=%-3s p50 %6s  p90 %6s  p99 %6s ms  quantum %s  missed %s%s" % (
                 label, d.get("count"), d.get("p50_ms", "-"), d.get("p90_ms", "-"), d.get("p99_ms", "-"),
                 d.get("quantum"), d.get("missed", "-"), extra))
@@ -275,6 +288,8 @@ def main():
     ap.add_argument("--passive-monitor", action="store_true",
                     help="the probe does not keep the graph running (nothing else plays: the graph stops when tabbard's stream does)")
     ap.add_argument("--configs", default="default,min_quantum_1024", help="which server configurations")
+    ap.add_argument("--idle-stop-ms", type=int, help="tabbard's idle_stop_ms (default: its default, 2000); above "
+                    "3500 the after-idle clicks find the stream still in standby")
     a = ap.parse_args()
     res = Bench(a).run()
     if a.out:
