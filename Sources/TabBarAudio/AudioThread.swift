@@ -38,7 +38,7 @@ extension AudioEngine {
     /// How soon a device is tried again once a client asked for a sound.
     static let wantedRetryNanos: UInt64 = 100_000_000
 
-    func setState(_ s: String, reason: String = "") {
+    func setState(_ s: DeviceState, reason: String = "") {
         device.withLock { d in
             d.state = s
             d.reason = reason
@@ -65,15 +65,15 @@ extension AudioEngine {
                 d.lastError = ""
                 return was
             }
-            setState("idle")
+            setState(.idle)
             available.store(true, ordering: .releasing)
-            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(sink.deviceName) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing)")
+            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(sink.deviceName) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing.rawValue)")
             return true
         } catch {
             let reason = (error as? AudioError)?.reason ?? "\(error)"
             counters.openFailures.add(1, ordering: .relaxed)
             let same = device.withLock { $0.lastError == reason }
-            setState("unavailable", reason: reason)
+            setState(.unavailable, reason: reason)
             available.store(false, ordering: .releasing)
             // One line per new reason: a retry loop does not flood the log.
             if !same { log(.error, "audio device unavailable device=\(sink.deviceName) reason=\"\(reason)\"") }
@@ -160,7 +160,7 @@ extension AudioEngine {
                             run.pull = sink.pullFrames
                             counters.pullFrames.store(run.pull, ordering: .relaxed)
                         }
-                        setState("playing")
+                        setState(.playing)
                         mode = .running
                         lastSound = monotonicNanos()
                         run.progressAt = lastSound
@@ -192,7 +192,7 @@ extension AudioEngine {
                         }
                     case .standby:
                         counters.standbys.add(1, ordering: .relaxed)
-                        setState("standby")
+                        setState(.standby)
                         mode = .standby
                     case .stalled:
                         mode = streamStalled()
@@ -226,7 +226,7 @@ extension AudioEngine {
         counters.streamStops.add(1, ordering: .relaxed)
         learnPull()
         publishXruns()
-        setState("idle")
+        setState(.idle)
     }
 
     /// What this run taught about the device's pull becomes the next run's queue size.
@@ -247,7 +247,7 @@ extension AudioEngine {
         // The reason first: the voices' reports name it, and `play` never sees "unavailable" with a stale state.
         device.withLock { $0.lastError = reason }
         closeWithVoices(why)
-        setState("unavailable", reason: reason)
+        setState(.unavailable, reason: reason)
         available.store(false, ordering: .releasing)
         return .unavailable
     }
@@ -260,7 +260,7 @@ extension AudioEngine {
         log(.warning, "audio stream made no progress for \(ms) ms while sounds waited; reopening device=\(sink.deviceName) reason=\"\(why.text(device: ""))\"")
         sink.stop()
         closeWithVoices(why)
-        setState("unavailable", reason: why.text(device: ""))
+        setState(.unavailable, reason: why.text(device: ""))
         available.store(false, ordering: .releasing)
         return .unavailable
     }

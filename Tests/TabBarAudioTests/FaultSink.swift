@@ -19,7 +19,7 @@ final class FaultSink: AudioSink, @unchecked Sendable {
     let periodFrames: Int
     let bufferFrames: Int
     var deviceName: String { "fault" }
-    var pacing: String { "clock" }
+    var pacing: StreamPacing { .clock }
     var xruns: Int { state.withLock { $0.xruns } }
 
     static let lostReason = "snd_pcm_writei: No such device"

@@ -9,7 +9,7 @@ final class StandbySink: AudioSink, @unchecked Sendable {
     let periodFrames = 128
     let bufferFrames = 4096
     var deviceName: String { "standby" }
-    var pacing: String { "clock" }
+    var pacing: StreamPacing { .clock }
     var xruns: Int { pacer.underruns }
     var canStandby: Bool { true }
     private var pacer = ClockPacer(rate: 48000)
@@ -45,7 +45,7 @@ final class StallSink: AudioSink, @unchecked Sendable {
     let periodFrames = 128
     let bufferFrames = 4096
     var deviceName: String { "stall" }
-    var pacing: String { "device" }
+    var pacing: StreamPacing { .device }
     var xruns: Int { 0 }
     private let queued = Mutex(0)
     private(set) var opens = 0
