@@ -294,11 +294,15 @@ extension AudioEngine {
         for i in mixer.voices.indices where mixer.voices[i].active && mixer.voices[i].reported {
             failVoice(i, .xrun)
         }
-        if !sink.clockPaced {
-            run.pull = min(max(run.pull * 2, sink.periodFrames), sink.bufferFrames / 2)
-            counters.pullFrames.store(run.pull, ordering: .relaxed)
-        }
+        queueMoreAfterXrun()
         signalReports()
+    }
+
+    /// After an underrun the device needs more queued ahead: the pull doubles (up to half the buffer).
+    func queueMoreAfterXrun() {
+        guard !sink.clockPaced else { return }
+        run.pull = min(max(run.pull * 2, sink.periodFrames), sink.bufferFrames / 2)
+        counters.pullFrames.store(run.pull, ordering: .relaxed)
     }
 
     func resetWake() {
