@@ -98,11 +98,25 @@ public final class AudioEngine: @unchecked Sendable {
         var aheadNext = 0
     }
 
+    /// The device as the audio thread last left it. The raw value is what stats (`state`) say.
+    enum DeviceState: String {
+        /// Before `start` and after `shutdown`.
+        case closed
+        /// It could not be opened, or failed; retried (the reason is in `DeviceStatus`).
+        case unavailable
+        /// Open, the stream stopped: no wake-ups.
+        case idle
+        /// The stream prepared with nothing queued, until the idle stop.
+        case standby
+        /// Voices are being written.
+        case playing
+    }
+
     struct DeviceStatus {
-        var state = "closed"
+        var state = DeviceState.closed
         var reason = ""
         var lastError = ""
-        var pacing = ""
+        var pacing: StreamPacing?
         var periodFrames = 0
         var bufferFrames = 0
     }
@@ -262,7 +276,7 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// `"playing"`, `"idle"`, `"unavailable: <reason>"` (or `"closed"` before `start`).
     public var deviceState: String {
-        device.withLock { d in d.state == "unavailable" ? "unavailable: \(d.reason)" : d.state }
+        device.withLock { d in d.state == .unavailable ? "unavailable: \(d.reason)" : d.state.rawValue }
     }
 
     /// The audio thread's kernel thread id (0 before `start`), for /proc and perf.
@@ -281,11 +295,11 @@ public final class AudioEngine: @unchecked Sendable {
             _ = Glibc.write(wakeFD, &one, 8)
             pthread_join(t, nil)
             thread = nil
-        } else if device.withLock({ $0.state }) != "closed" {
+        } else if device.withLock({ $0.state }) != .closed {
             sink.close()
         }
         available.store(false, ordering: .releasing)
-        setState("closed")
+        setState(.closed)
         while let c = commands.pop() { c.sound.release() }
         drainReports { _ in }
     }

@@ -48,6 +48,7 @@ extension AudioEngine {
                     streamFrames = played
                     run.lastQueued = 0
                     run.progressAt = now
+                    run.silentSince = now
                     return .standby
                 }
             }
@@ -112,7 +113,9 @@ extension AudioEngine {
                                           frames: s.takeUnretainedValue().frames, gain: (v?.gain ?? 1) * masterGain))
         }
         let t = monotonicNanos()
+        let xrunsBefore = sink.xruns
         try sink.write(mixBuffer, frames: frames)
+        if sink.xruns != xrunsBefore { cutByWrite(nStarts: nStarts, nEnds: nEnds) }
         // What is still ahead of this chunk's first frame, the server's delay included (read
         // after the write: a stream just started only then counts what its cycle still plays).
         let ahead = nStarts > 0 ? max(((try? sink.delayFrames()) ?? (queued + frames)) - frames, 0) : 0
@@ -138,6 +141,29 @@ extension AudioEngine {
         }
         for i in 0..<nEnds { keepUntilPlayed(ends[i].0, voice: ends[i].1, end: streamFrames); pushed = true }
         if pushed { signalReports() }
+    }
+
+    /// The write itself met an underrun (the sink recovered it and wrote the chunk after it):
+    /// every voice that had sounded before this chunk now has a hole — including one that
+    /// ended in it, which no later look sees as sounding. Each is reported failed, and the
+    /// xrun is counted now (the drain that may follow takes its underruns as the expected
+    /// run-out and would swallow this one). Voices that start in the chunk are intact.
+    func cutByWrite(nStarts: Int, nEnds: Int) {
+        func startedHere(_ id: UInt32) -> Bool {
+            for k in 0..<nStarts where starts[k].1 == id { return true }
+            return false
+        }
+        for i in mixer.voices.indices where mixer.voices[i].active && mixer.voices[i].reported
+            && !startedHere(mixer.voices[i].id) {
+            failVoice(i, .xrun)
+        }
+        for k in 0..<nEnds where !startedHere(ends[k].1) {
+            _ = ends[k].0.retain()
+            pushFailure(ends[k].0, voice: ends[k].1, .xrun)
+        }
+        publishXruns()
+        queueMoreAfterXrun()
+        signalReports()
     }
 
     /// Keeps a voice that was fully written until the device has played it.

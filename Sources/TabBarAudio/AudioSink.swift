@@ -18,6 +18,16 @@ public struct VoiceRecord: Equatable, Sendable {
     }
 }
 
+/// How a sink's stream is paced. The raw value is what stats (`pacing`) and logs say.
+public enum StreamPacing: String, Sendable {
+    /// The device takes frames at its own pace (a card, a sound server's plugin).
+    case device
+    /// The sink paces itself by CLOCK_MONOTONIC (the null sink, a PCM that takes every write at once).
+    case clock
+    /// Time only moves when told (`--clock manual`, the null sink's virtual clock).
+    case manual
+}
+
 /// An output device the engine's audio thread writes mixed audio to.
 ///
 /// Life cycle (all calls on the audio thread after `open`): `open` → (`start` →
@@ -35,8 +45,8 @@ public protocol AudioSink: AnyObject {
     var bufferFrames: Int { get }
     /// The device string, for logs and stats.
     var deviceName: String { get }
-    /// `"device"` when the device paces writes, `"clock"` when the sink paces itself.
-    var pacing: String { get }
+    /// Who paces the stream: the device, the sink by the clock, or a manual clock.
+    var pacing: StreamPacing { get }
     /// Underruns (and suspends) recovered so far.
     var xruns: Int { get }
     /// Opens and configures the device. Throws `AudioError.deviceOpen`.
@@ -79,10 +89,10 @@ extension AudioSink {
     public func voiceStarted(_ record: VoiceRecord) {}
     /// Whether the stream is paced by a clock (the null sink, an ALSA PCM that does not pace
     /// writes) rather than by the device taking frames in steps: no pull to learn.
-    var clockPaced: Bool { pacing == "clock" || pacing == "manual" }
+    var clockPaced: Bool { pacing != .device }
     /// Whether time only moves when told (`--clock manual`): a stream that does not move
     /// then is waiting for `clock.advance`, not stalled.
-    var virtualTime: Bool { pacing == "manual" }
+    var virtualTime: Bool { pacing == .manual }
     public func silentFrames() -> Int64 { 0 }
     public func delayFrames() throws -> Int { try queuedFrames() }
     public func standby() -> Bool { false }
@@ -151,7 +161,7 @@ public final class NullSink: AudioSink, @unchecked Sendable {
     public let periodFrames: Int
     public let bufferFrames: Int
     public var deviceName: String { "null" }
-    public var pacing: String { clock == nil ? "clock" : "manual" }
+    public var pacing: StreamPacing { clock == nil ? .clock : .manual }
     public var xruns: Int { pacer.underruns }
     /// The virtual clock pacing the stream (nil: CLOCK_MONOTONIC).
     public let clock: ManualClock?

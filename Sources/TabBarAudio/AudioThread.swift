@@ -24,9 +24,9 @@ struct RunState {
     var drainSince: UInt64 = 0
     /// The sink's own measure of its pull last adopted.
     var sinkPull = 0
-    /// Rate limit of failure log lines: when the last was written, and how many were held back.
-    var failLogAt: UInt64 = 0
-    var failLogHeld = 0
+    /// When the device last ran out of sound (standby or the idle stop; 0: never): the silence
+    /// since then releases the limiter before the next run.
+    var silentSince: UInt64 = 0
 }
 
 extension AudioEngine {
@@ -38,7 +38,7 @@ extension AudioEngine {
     /// How soon a device is tried again once a client asked for a sound.
     static let wantedRetryNanos: UInt64 = 100_000_000
 
-    func setState(_ s: String, reason: String = "") {
+    func setState(_ s: DeviceState, reason: String = "") {
         device.withLock { d in
             d.state = s
             d.reason = reason
@@ -65,15 +65,15 @@ extension AudioEngine {
                 d.lastError = ""
                 return was
             }
-            setState("idle")
+            setState(.idle)
             available.store(true, ordering: .releasing)
-            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(sink.deviceName) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing)")
+            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(sink.deviceName) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing.rawValue)")
             return true
         } catch {
             let reason = (error as? AudioError)?.reason ?? "\(error)"
             counters.openFailures.add(1, ordering: .relaxed)
             let same = device.withLock { $0.lastError == reason }
-            setState("unavailable", reason: reason)
+            setState(.unavailable, reason: reason)
             available.store(false, ordering: .releasing)
             // One line per new reason: a retry loop does not flood the log.
             if !same { log(.error, "audio device unavailable device=\(sink.deviceName) reason=\"\(reason)\"") }
@@ -150,13 +150,17 @@ extension AudioEngine {
                         // From standby too: a sink may do its work there (the fallback retries its device).
                         try sink.start()
                         streamFrames += sink.silentFrames()  // a sink that kept time while stopped
+                        if run.silentSince != 0 {
+                            let quiet = Double(monotonicNanos() &- run.silentSince) * Double(sink.format.rate) / 1e9
+                            mixer.limiter.elapse(frames: Int(min(quiet, 1e9)))
+                        }
                         if mode == .idle { counters.streamStarts.add(1, ordering: .relaxed) }
                         if sink.pullFrames > 0 && sink.pullFrames != run.sinkPull {
                             run.sinkPull = sink.pullFrames
                             run.pull = sink.pullFrames
                             counters.pullFrames.store(run.pull, ordering: .relaxed)
                         }
-                        setState("playing")
+                        setState(.playing)
                         mode = .running
                         lastSound = monotonicNanos()
                         run.progressAt = lastSound
@@ -171,7 +175,7 @@ extension AudioEngine {
                 } else {
                     let quiet = monotonicNanos() &- lastSound
                     if quiet >= idleNs {
-                        stopStream()
+                        stopStream(silentSince: run.silentSince)  // silent since the standby, not since now
                         mode = .idle
                     } else {
                         _ = pollReadable(wakeFD, timeoutNanos: idleNs - quiet)
@@ -188,7 +192,7 @@ extension AudioEngine {
                         }
                     case .standby:
                         counters.standbys.add(1, ordering: .relaxed)
-                        setState("standby")
+                        setState(.standby)
                         mode = .standby
                     case .stalled:
                         mode = streamStalled()
@@ -215,13 +219,14 @@ extension AudioEngine {
         signalReports()
     }
 
-    private func stopStream() {
+    private func stopStream(silentSince: UInt64 = 0) {
         sink.stop()
+        run.silentSince = silentSince != 0 ? silentSince : monotonicNanos()
         releasePlayed(upTo: Int64.max)
         counters.streamStops.add(1, ordering: .relaxed)
         learnPull()
         publishXruns()
-        setState("idle")
+        setState(.idle)
     }
 
     /// What this run taught about the device's pull becomes the next run's queue size.
@@ -242,7 +247,7 @@ extension AudioEngine {
         // The reason first: the voices' reports name it, and `play` never sees "unavailable" with a stale state.
         device.withLock { $0.lastError = reason }
         closeWithVoices(why)
-        setState("unavailable", reason: reason)
+        setState(.unavailable, reason: reason)
         available.store(false, ordering: .releasing)
         return .unavailable
     }
@@ -255,7 +260,7 @@ extension AudioEngine {
         log(.warning, "audio stream made no progress for \(ms) ms while sounds waited; reopening device=\(sink.deviceName) reason=\"\(why.text(device: ""))\"")
         sink.stop()
         closeWithVoices(why)
-        setState("unavailable", reason: why.text(device: ""))
+        setState(.unavailable, reason: why.text(device: ""))
         available.store(false, ordering: .releasing)
         return .unavailable
     }
@@ -289,11 +294,15 @@ extension AudioEngine {
         for i in mixer.voices.indices where mixer.voices[i].active && mixer.voices[i].reported {
             failVoice(i, .xrun)
         }
-        if !sink.clockPaced {
-            run.pull = min(max(run.pull * 2, sink.periodFrames), sink.bufferFrames / 2)
-            counters.pullFrames.store(run.pull, ordering: .relaxed)
-        }
+        queueMoreAfterXrun()
         signalReports()
+    }
+
+    /// After an underrun the device needs more queued ahead: the pull doubles (up to half the buffer).
+    func queueMoreAfterXrun() {
+        guard !sink.clockPaced else { return }
+        run.pull = min(max(run.pull * 2, sink.periodFrames), sink.bufferFrames / 2)
+        counters.pullFrames.store(run.pull, ordering: .relaxed)
     }
 
     func resetWake() {
@@ -331,22 +340,13 @@ extension AudioEngine {
         pushFailure(s, voice: mixer.voices[i].id, why)
     }
 
-    /// Hands `sound` (one retain) to the state loop as a failed voice, and logs (rate-limited).
+    /// Hands `sound` (one retain) to the state loop as a failed voice. The state loop sends
+    /// `sound.failed` and logs it, rate-limited (the server's `PeerLogs`, kind `soundFailed`).
     func pushFailure(_ s: Unmanaged<Sound>, voice: UInt32, _ why: VoiceFailure) {
         counters.failed.add(1, ordering: .relaxed)
-        let name = s.takeUnretainedValue().name
         if !reports.push(RawReport(kind: .failed, sound: s, voice: voice, latencyNs: 0, framesAhead: 0, startFrame: 0, failure: why)) {
             s.release()
             counters.reportsDropped.add(1, ordering: .relaxed)
-        }
-        let now = monotonicNanos()
-        if now &- run.failLogAt >= 1_000_000_000 {
-            let held = run.failLogHeld > 0 ? " (and \(run.failLogHeld) more since the last report)" : ""
-            log(.warning, "sound failed voice=\(voice) name=\(name) reason=\"\(why.text(device: device.withLock { $0.lastError }))\"\(held)")
-            run.failLogAt = now
-            run.failLogHeld = 0
-        } else {
-            run.failLogHeld += 1
         }
     }
 

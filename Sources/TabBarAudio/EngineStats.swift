@@ -48,7 +48,7 @@ extension AudioEngine {
         }
         add("device", .string(sink.deviceName))
         add("state", .string(deviceState))
-        add("pacing", .string(d.pacing))
+        add("pacing", .string(d.pacing?.rawValue ?? ""))
         add("rate", .int(fmt.rate))
         add("channels", .int(fmt.channels))
         add("period_frames", .int(d.periodFrames))

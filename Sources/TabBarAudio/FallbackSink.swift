@@ -31,7 +31,7 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
     public var periodFrames: Int { current.periodFrames }
     public var bufferFrames: Int { current.bufferFrames }
     public var deviceName: String { current.deviceName }
-    public var pacing: String { current.pacing }
+    public var pacing: StreamPacing { current.pacing }
     public var xruns: Int { current.xruns }
     public var pullFrames: Int { current.pullFrames }
 

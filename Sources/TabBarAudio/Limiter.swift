@@ -46,6 +46,18 @@ public struct SoftLimiter: Sendable {
         gain = g
     }
 
+    /// `frames` frames of silence went by without passing through `process` (the stream stood
+    /// by or stopped): the gain releases as it would have over them. Without this, the gain left
+    /// by two overlapping clicks stayed below 1 across every later pause (the release only moved
+    /// while frames were mixed, 576 a click), and the next ~20 single clicks came out scaled by
+    /// 0.998–0.9999 instead of bit-exact.
+    public mutating func elapse(frames: Int) {
+        guard gain < 1, frames > 0 else { return }
+        var g = 1 - (1 - gain) * Float(pow(Double(1 - release), Double(frames)))
+        if g > 0.99999 { g = 1 }
+        gain = g
+    }
+
     /// Limits an array (convenience for tests).
     public mutating func process(_ samples: inout [Float], channels: Int) {
         let frames = samples.count / channels

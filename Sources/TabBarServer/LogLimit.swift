@@ -63,7 +63,7 @@ struct LogLimit {
 /// The daemon's limited log lines, one limit per kind.
 struct PeerLogs {
     enum Kind: Int, CaseIterable {
-        case refused, full, outOfFDs, slow, behind, connected, disconnected, journal, feedback
+        case refused, full, outOfFDs, slow, behind, connected, disconnected, journal, feedback, soundFailed
     }
 
     private var limits: [LogLimit] = Kind.allCases.map { kind in
@@ -77,6 +77,7 @@ struct PeerLogs {
         case .disconnected: LogLimit("Client disconnected")
         case .journal: LogLimit("Could not record changes; refused")
         case .feedback: LogLimit("Feedback sound not played")
+        case .soundFailed: LogLimit("Sound failed")
         }
     }
 

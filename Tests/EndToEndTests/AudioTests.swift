@@ -97,6 +97,38 @@ import TabBarCore
         #expect(try c.call("ping", "{}", events: &events)["result"] == .obj([:]))
     }
 
+    /// A device that accepts the stream and then fails every write (ALSA's `file` plugin on
+    /// /dev/full): each accepted sound is reported with `sound.failed`, but the log gets at
+    /// most a burst of "Sound failed" lines (LogLimit, 10 per 10 s), and then one line says
+    /// how many were suppressed. Before, the audio thread wrote its own line per second.
+    @Test func soundFailuresAreLoggedRateLimited() throws {
+        let d = try Daemon(extraArgs: ["--audio", "alsa", "--alsa-device", "file:'/dev/full',raw"])
+        defer { #expect(d.stop() == 0) }
+        let c = try RawClient(path: d.socket)
+        _ = try c.call("subscribe")
+        var events: [JSON] = []
+        var failed = 0
+        let deadline = Date().addingTimeInterval(60)
+        while failed < 25 && Date() < deadline {
+            // Refused while the device is being reopened; accepted ones fail at their first write.
+            _ = try c.call("sound.play", #"{"name":"slide"}"#, events: &events)
+            failed += events.filter { $0["method"] == .string("sound.failed") }.count
+            events.removeAll()
+            while c.hasPendingData(), let e = try c.readJSON() {
+                if e["method"] == .string("sound.failed") { failed += 1 }
+            }
+            usleep(5_000)
+        }
+        #expect(failed >= 25, "only \(failed) sound.failed events")
+        func logged(_ log: String) -> Int { log.split(separator: "\n").filter { $0.contains("warning: Sound failed") }.count }
+        try waitUntil("the count of suppressed failures", timeout: 60) {
+            d.stderrSoFar().contains(#"Suppressed "#) && d.stderrSoFar().contains(#"like "Sound failed""#)
+        }
+        let log = d.stderrSoFar()
+        #expect(logged(log) <= 20, "\(logged(log)) 'Sound failed' lines for \(failed) failures: \(log.suffix(2000))")
+        #expect(log.contains("reason="), "the line says why")
+    }
+
     @Test func fiftyOverlappingClicksDoNotDelayStateReplies() throws {
         let d = try Daemon()
         defer { #expect(d.stop() == 0) }

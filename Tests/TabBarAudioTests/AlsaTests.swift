@@ -22,7 +22,7 @@ import Testing
         _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
         let reports = collectReports(engine, count: 1)
         try #require(reports.count == 1)
-        #expect(sink.pacing == "clock")
+        #expect(sink.pacing == .clock)
         engine.shutdown()
         let captured = s16(readBytes(out))
         let start = Int(reports[0].startFrame) * 2

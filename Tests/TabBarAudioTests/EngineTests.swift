@@ -129,7 +129,7 @@ final class FlakySink: AudioSink, @unchecked Sendable {
     var periodFrames: Int { inner.periodFrames }
     var bufferFrames: Int { inner.bufferFrames }
     var deviceName: String { "flaky" }
-    var pacing: String { "clock" }
+    var pacing: StreamPacing { .clock }
     var xruns: Int { 0 }
     func open() throws {
         attempts += 1

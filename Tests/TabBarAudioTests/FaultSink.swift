@@ -19,7 +19,7 @@ final class FaultSink: AudioSink, @unchecked Sendable {
     let periodFrames: Int
     let bufferFrames: Int
     var deviceName: String { "fault" }
-    var pacing: String { "clock" }
+    var pacing: StreamPacing { .clock }
     var xruns: Int { state.withLock { $0.xruns } }
 
     static let lostReason = "snd_pcm_writei: No such device"
@@ -28,6 +28,9 @@ final class FaultSink: AudioSink, @unchecked Sendable {
     struct State {
         var unplugged = false
         var pendingXrun = false
+        /// The write holding a started voice's last frame first meets an underrun (`snd_pcm_writei`
+        /// returning -EPIPE, recovered inside `AlsaSink.write`, the chunk then written).
+        var xrunAtVoiceEnd = false
         var xruns = 0
         var isOpen = false
         var opens = 0
@@ -54,6 +57,8 @@ final class FaultSink: AudioSink, @unchecked Sendable {
 
     // MARK: Test controls (any thread)
 
+    /// The next write that holds the end of a voice begun in an earlier write meets an underrun.
+    func injectXrunAtVoiceEnd() { state.withLock { $0.xrunAtVoiceEnd = true } }
     /// The device disappears: every device call fails until `plug()`.
     func unplug() { state.withLock { $0.unplugged = true } }
     /// The device is back: the next `open` succeeds.
@@ -121,6 +126,16 @@ final class FaultSink: AudioSink, @unchecked Sendable {
 
     func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
         try checkPlugged()
+        let xrun = state.withLock { s -> Bool in
+            guard s.xrunAtVoiceEnd else { return false }
+            let end = s.written + Int64(frames)
+            guard s.records.contains(where: { $0.start < s.written && $0.start + Int64($0.frames) <= end
+                                              && $0.start + Int64($0.frames) > s.written }) else { return false }
+            s.xrunAtVoiceEnd = false
+            s.xruns += 1
+            return true
+        }
+        if xrun { pacer.reset() }
         pacer.wrote(frames)
         state.withLock { s in
             s.written += Int64(frames)

@@ -12,7 +12,7 @@ import Testing
         let tick = try SoundBank.loadSound(name: "tick", path: dir.file("tick.wav"), format: .standard)
         let clock = ManualClock()
         let sink = NullSink(format: .standard, clock: clock)
-        #expect(sink.periodFrames == ManualClock.periodFrames && sink.pacing == "manual")
+        #expect(sink.periodFrames == ManualClock.periodFrames && sink.pacing == .manual)
         let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [tick]), idleTimeout: 1e9, log: { _, _ in })
         try engine.start()
         defer { engine.shutdown() }

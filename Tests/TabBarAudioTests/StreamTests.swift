@@ -9,7 +9,7 @@ final class StandbySink: AudioSink, @unchecked Sendable {
     let periodFrames = 128
     let bufferFrames = 4096
     var deviceName: String { "standby" }
-    var pacing: String { "clock" }
+    var pacing: StreamPacing { .clock }
     var xruns: Int { pacer.underruns }
     var canStandby: Bool { true }
     private var pacer = ClockPacer(rate: 48000)
@@ -23,7 +23,13 @@ final class StandbySink: AudioSink, @unchecked Sendable {
         if let limit = timeoutNanos { t = min(t, limit) }
         return pollReadable(wakeFD, timeoutNanos: t)
     }
-    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { pacer.wrote(frames) }
+    /// Every frame written, interleaved (what the device would play, standbys cut out).
+    private let out = Mutex([Float]())
+    var written: [Float] { out.withLock { $0 } }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
+        pacer.wrote(frames)
+        out.withLock { $0.append(contentsOf: UnsafeBufferPointer(start: samples, count: frames * 2)) }
+    }
     func standby() -> Bool {
         pacer.reset()
         counts.withLock { $0.standbys += 1 }
@@ -39,7 +45,7 @@ final class StallSink: AudioSink, @unchecked Sendable {
     let periodFrames = 128
     let bufferFrames = 4096
     var deviceName: String { "stall" }
-    var pacing: String { "device" }
+    var pacing: StreamPacing { .device }
     var xruns: Int { 0 }
     private let queued = Mutex(0)
     private(set) var opens = 0
@@ -82,6 +88,69 @@ final class StallSink: AudioSink, @unchecked Sendable {
         #expect(stats["xruns"]?.intValue == 0, "the queue running out before standby is no xrun")
         #expect(stats["stream_starts"]?.intValue == 1)
         #expect(stats["standbys"]?.intValue ?? 0 >= 1)
+    }
+
+    /// Two loud clicks at once make the limiter cut in; once the stream has stood by for a
+    /// while, the next single click must come out exactly as the file has it (the limiter
+    /// released over the pause). Before, the gain stayed just below 1 across pauses and every
+    /// later click at the sink was 0.998–0.9999 of itself, not bit-exact.
+    @Test func aClickAfterAPauseIsNotScaledByAnEarlierOverlap() throws {
+        let sink = StandbySink()
+        let frames = 576
+        var samples = [Float](repeating: 0, count: frames * 2)
+        for i in 0..<frames { samples[2 * i] = 0.7 * Float(sin(Double(i) * 0.3)); samples[2 * i + 1] = samples[2 * i] }
+        let click = Sound(name: "click", samples: samples, format: .standard)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 2).count == 2)
+        #expect(eventually { engine.deviceState == "standby" })
+        let before = sink.written.count
+        let pause = monotonicNanos()
+        #expect(eventually { monotonicNanos() - pause > 1_000_000_000 })   // 20 release time constants
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 1).count == 1)
+        #expect(eventually { sink.written.count >= before + frames * 2 })
+        let after = Array(sink.written[before..<(before + frames * 2)])
+        let off = zip(after, samples).filter { $0 != $1 }.count
+        #expect(off == 0, "\(off) of \(frames * 2) samples differ from the file; first \(after.first ?? 0) vs \(samples.first ?? 0) at frame 1: \(after[2]) vs \(samples[2])")
+    }
+
+    /// The same across the idle stop: the silence counts from the standby before it, so a
+    /// click just after the stop (two overlapping clicks, a 1 s pause in standby, the stop)
+    /// is exact too.
+    @Test func aClickJustAfterTheIdleStopIsNotScaledByAnEarlierOverlap() throws {
+        let sink = StandbySink()
+        let frames = 576
+        var samples = [Float](repeating: 0, count: frames * 2)
+        for i in 0..<frames { samples[2 * i] = 0.7 * Float(sin(Double(i) * 0.3)); samples[2 * i + 1] = samples[2 * i] }
+        let click = Sound(name: "click", samples: samples, format: .standard)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), idleTimeout: 1, log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 2).count == 2)
+        #expect(eventually(seconds: 10) { engine.deviceState == "idle" })
+        let before = sink.written.count
+        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
+        #expect(collectReports(engine, count: 1).count == 1)
+        #expect(eventually { sink.written.count >= before + frames * 2 })
+        let after = Array(sink.written[before..<(before + frames * 2)])
+        #expect(zip(after, samples).filter { $0 != $1 }.count == 0)
+    }
+
+    @Test func theLimiterReleasesOverSilenceItDidNotProcess() {
+        var l = SoftLimiter()
+        var loud: [Float] = [1.6, 1.6, 0, 0]
+        l.process(&loud, channels: 2)
+        #expect(l.gain < 0.7)
+        l.elapse(frames: 480)          // 10 ms: part of the way back
+        #expect(l.gain > 0.65 && l.gain < 0.7)
+        l.elapse(frames: 48000)        // 1 s: back at unity, so what follows passes bit-exact
+        #expect(l.gain == 1)
     }
 
     @Test func theAtSinkEstimateCountsWhatIsQueuedAhead() throws {

@@ -12,8 +12,10 @@
  *
  * Output, one line each, flushed:
  *   ready RATE                    the monitor is linked and capturing
- *   onset NS FRAME                a click reached the sink at NS (CLOCK_MONOTONIC), FRAME = its frame in the dump
- *   gap FRAMES                    the monitor lost FRAMES frames (the dump has a hole there; timings around it are off)
+ *   onset NS FRAME [after-gap]    a click reached the sink at NS (CLOCK_MONOTONIC), FRAME = its frame in the dump;
+ *                                 after-gap: in the first buffer after a gap (its cycle's time derived from the gap)
+ *   gap FRAMES                    the monitor missed FRAMES frames (cycles it was not scheduled in: the dump has
+ *                                 silence there, the onset detector counts them as silence)
  *   cycle NS FRAMES               with --cycles: each captured buffer (its graph cycle's start, its size = the quantum)
  *   cycles N quantum MIN MAX frames F   at exit
  *   calibration N residual_ns MIN P50 MAX   at exit with --calibrate
@@ -95,13 +97,36 @@ static void on_capture(void *data)
 	uint32_t n = d->chunk->size / (CHANNELS * sizeof(int16_t));
 	if (s == NULL || n == 0 || t.now == 0) { pw_stream_queue_buffer(m.capture, b); return; }
 
+	int after_gap = 0;
 	if (!m.ready) {
 		m.ready = 1;
 		printf("ready %d\n", RATE);
 	} else if (t.ticks - m.prev_ticks != m.prev_frames) {
-		/* a cycle the monitor did not see: the previous buffer's time is not this one's consuming cycle */
-		printf("gap %lld\n", (long long)(t.ticks - m.prev_ticks) - (long long)m.prev_frames);
-		m.prev_now = 0;
+		/* Cycles the monitor did not see (typically the first cycle after the graph restarts: the capture
+		 * is scheduled from the second). What they carried is not known: the dump gets silence in their
+		 * place (so its frames stay on the driver's timeline) and the onset detector counts them as
+		 * silence. This buffer holds the sink's output of the last missed cycle, whose start is this
+		 * cycle's start minus that cycle's length: exact when the missed frames are whole cycles of this
+		 * buffer's size (a graph restarting at its quantum), else the gap is taken as one cycle. */
+		int64_t missed = (int64_t)(t.ticks - m.prev_ticks) - (int64_t)m.prev_frames;
+		printf("gap %lld\n", (long long)missed);
+		if (missed > 0 && missed < (int64_t)RATE * 10) {
+			int64_t last = missed % n == 0 ? n : missed;
+			m.prev_now = t.now - last * 1000000000LL / RATE;
+			m.silent += (uint64_t)missed;
+			if (m.dump) {
+				static const int16_t zero[CHANNELS * 256];
+				for (int64_t k = 0; k < missed; k += 256) {
+					int64_t c = missed - k < 256 ? missed - k : 256;
+					fwrite(zero, CHANNELS * sizeof(int16_t), (size_t)c, m.dump);
+				}
+				m.dumped += (uint64_t)missed;
+			}
+			m.frames += (uint64_t)missed;
+			after_gap = 1;
+		} else {
+			m.prev_now = 0; /* a jump back or a long hole: no time for this buffer's consuming cycle */
+		}
 	}
 	if (m.trace) printf("cycle %lld %u\n", (long long)t.now, n);
 	if (n < m.qmin || m.qmin == 0) m.qmin = n;
@@ -117,7 +142,8 @@ static void on_capture(void *data)
 		if (!loud) { m.silent++; continue; }
 		if (m.silent >= m.gap_frames && m.prev_now != 0) {
 			int64_t when = m.prev_now + (int64_t)i * 1000000000LL / RATE;
-			printf("onset %lld %llu\n", (long long)when, (unsigned long long)(m.frames + i));
+			printf("onset %lld %llu%s\n", (long long)when, (unsigned long long)(m.frames + i),
+			       after_gap ? " after-gap" : "");
 			m.onsets++;
 			if (m.calibrate && m.measured < MAX_CAL) m.seen[m.measured++] = when;
 		}

@@ -81,6 +81,7 @@ class Monitor:
         self.lines = []
         self.onsets = []      # (ns, frame)
         self.gaps = []
+        self.after_gap = 0    # onsets in the first buffer after a gap (their cycle's time derived from it)
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -100,6 +101,8 @@ class Monitor:
                 self.lines.append(line.strip())
                 if parts[:1] == ["onset"]:
                     self.onsets.append((int(parts[1]), int(parts[2])))
+                    if "after-gap" in parts[3:]:
+                        self.after_gap += 1
                 elif parts[:1] == ["gap"]:
                     self.gaps.append(int(parts[1]))
 

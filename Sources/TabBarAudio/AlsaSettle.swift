@@ -1,0 +1,112 @@
+import CALSA
+import Glibc
+
+/// How `AlsaSink` learns what the device takes at once (`settle`, `pull`: `avail_min` sized to a
+/// sound server's quantum) and how it stands by with nothing queued (`standby`).
+extension AlsaSink {
+    /// Learns what the device takes at once by playing a little silence, and makes sure
+    /// `avail_min` is at least that: PipeWire's plugin hands the server at most `avail_min`
+    /// frames a cycle and asks for a latency of `avail_min` frames, so `avail_min` = one
+    /// period gets a quantum of one period — unless the server's minimum quantum is larger,
+    /// which this finds (the queue then shrinks by `avail_min` only once per longer cycle).
+    public func settle() {
+        pullFrames = 0
+        linked = true
+        guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return }
+        let rate = Double(max(format.rate, 1))
+        let chunk = bufferFrames
+        memset(bytes, 0, chunk * format.channels * bytesPerSample)
+        guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return }
+        var steps: [(UInt64, Int)] = []
+        var last = chunk
+        let deadline = monotonicNanos() + 1_000_000_000
+        while steps.count < 4 && monotonicNanos() < deadline {
+            var ts = timespec(tv_sec: 0, tv_nsec: 500_000)
+            nanosleep(&ts, nil)
+            let avail = snd_pcm_avail(pcm)
+            if avail < 0 { break }
+            let q = bufferFrames - Int(avail)
+            if q < last { steps.append((monotonicNanos(), last - q)); last = q }
+            if q == 0 { break }
+        }
+        drainThenStandby(until: deadline + 500_000_000)
+        log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })")
+        guard steps.count >= 2 else {
+            linked = !steps.isEmpty
+            if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
+            return
+        }
+        let pull = AlsaSink.pull(steps: steps, availMin: availMin, rate: rate)
+        if pull > availMin {
+            setAvailMin(min(pull, bufferFrames - periodFrames))
+            log?(.info, "audio server takes \(pull) frames a cycle; avail_min raised to \(availMin) device=\(deviceName)")
+        }
+        pullFrames = max(pull, 1)
+    }
+
+    /// What the server takes a cycle, from `settle`'s steps (when the queue shrank, by how much).
+    ///
+    /// A step larger than `avail_min` is the quantum itself: PipeWire's plugin (0.3.65) then hands
+    /// a whole quantum only every other cycle (measured at min-quantum 1024 with `avail_min` 128:
+    /// 1024 frames every 42.6 ms, the monitor seeing 1024-frame cycles every 21.3 ms), so the
+    /// interval between steps is two cycles and must not be read as one: an `avail_min` of 2048
+    /// made the plugin ask for a 2048-frame latency and the graph ran 42.6 ms cycles. Only when
+    /// each step is at most `avail_min` does the shortest interval tell a larger cycle (a server
+    /// that takes `avail_min` per cycle and plays silence for the rest).
+    static func pull(steps: [(UInt64, Int)], availMin: Int, rate: Double) -> Int {
+        // The first step may be a plugin moving the whole write into its server (PulseAudio).
+        let step = steps.dropFirst().map { $0.1 }.max() ?? availMin
+        if Double(step) > Double(availMin) * 1.4 { return step }
+        // The shortest interval between two steps is one cycle (a longer one may span the
+        // graph switching its quantum as this stream joined).
+        var shortest = UInt64.max
+        for i in 1..<max(steps.count, 1) { shortest = min(shortest, steps[i].0 - steps[i - 1].0) }
+        guard shortest != UInt64.max else { return step }
+        let cycle = Double(shortest) / 1e9 * rate
+        if cycle > Double(step) * 1.4 { return 1 << Int(log2(cycle).rounded()) }
+        return step
+    }
+
+    func setAvailMin(_ frames: Int) {
+        guard let pcm else { return }
+        var swp: OpaquePointer?
+        guard snd_pcm_sw_params_malloc(&swp) >= 0, let sw = swp else { return }
+        defer { snd_pcm_sw_params_free(sw) }
+        snd_pcm_sw_params_current(pcm, sw)
+        snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(max(frames, 1)))
+        if snd_pcm_sw_params(pcm, sw) >= 0 { availMin = frames }
+    }
+
+    /// Drops what is queued and leaves the stream prepared: the next `write` starts it again
+    /// with the first frame at the head of the queue. A sound server's stream stays connected
+    /// (PipeWire's plugin keeps its node running, playing silence), so restarting costs nothing.
+    public func standby() -> Bool {
+        guard let pcm else { return false }
+        var err = snd_pcm_prepare(pcm)
+        if err == -EBUSY {
+            // A kernel PCM refuses to prepare while running: drop first.
+            snd_pcm_drop(pcm)
+            err = snd_pcm_prepare(pcm)
+        }
+        if err < 0 { return false }
+        pacer.reset()
+        return true
+    }
+
+    /// Lets the queue run out (the device then plays silence on its own), then `standby`.
+    /// Preparing a PipeWire stream while its cycle may be copying from the queue could leave
+    /// the plugin's pointers crossed; with nothing queued there is nothing to copy.
+    func drainThenStandby(until deadline: UInt64) {
+        guard let pcm else { return }
+        while monotonicNanos() < deadline {
+            let avail = snd_pcm_avail(pcm)
+            if avail < 0 || Int(avail) >= bufferFrames { break }
+            var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&ts, nil)
+        }
+        _ = standby()
+    }
+
+    /// `standby` is supported (the engine lets the queue run out, then calls it).
+    public var canStandby: Bool { true }
+}
