@@ -56,7 +56,7 @@ extension Server {
         audio.drainReports({ voice, name, frame in
             broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name), "frame": .int(frame)])))
         }, failed: { voice, name, reason in
-            peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: Posix.monotonicNs())
+            peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: MonotonicClock.nanoseconds())
             broadcast(Event("sound.failed", .obj(["voice": .int(voice), "name": .string(name), "reason": .string(reason)])))
         })
     }
