@@ -313,6 +313,11 @@ extension AudioEngine {
     /// Moves queued requests into the voice pool.
     func takeCommands() {
         while let c = commands.pop() {
+            // A voice replaced before its first frame reached the device is never heard: reported.
+            if let k = mixer.voiceToSteal(), !mixer.voices[k].reported {
+                failVoice(k, .stolen)
+                signalReports()
+            }
             let (stolen, faded) = mixer.add(c)
             if let s = stolen {
                 counters.stolen.add(1, ordering: .relaxed)

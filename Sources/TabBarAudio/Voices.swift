@@ -24,7 +24,7 @@ struct RawReport {
 
 /// Why an accepted voice was not heard intact (wire `sound.failed` `reason`).
 enum VoiceFailure: UInt8 {
-    case none, xrun, deviceLost, stalled, neverLinked, shutdown
+    case none, xrun, deviceLost, stalled, neverLinked, shutdown, stolen
 
     func text(device: String) -> String {
         switch self {
@@ -34,6 +34,7 @@ enum VoiceFailure: UInt8 {
         case .stalled: return "the audio stream made no progress; the device is being reopened"
         case .neverLinked: return "no session manager linked the stream (the sound server took no audio)"
         case .shutdown: return "the daemon stopped before the sound was played"
+        case .stolen: return "more sounds were asked for at once than the voice pool holds (the `voices` setting); this one was replaced before it started"
         }
     }
 }
@@ -83,6 +84,14 @@ struct Mixer {
         return n
     }
 
+    /// The voice `add` replaces when the pool is full (the oldest); nil while a slot is free.
+    func voiceToSteal() -> Int? {
+        if voices.contains(where: { !$0.active }) { return nil }
+        var oldest = 0
+        for i in voices.indices where voices[i].order < voices[oldest].order { oldest = i }
+        return oldest
+    }
+
     /// Adds a voice; returns the sound of a voice that had to be stolen (oldest), if any.
     mutating func add(_ c: PlayCommand) -> (stolen: Unmanaged<Sound>?, faded: Int) {
         let sound = c.sound.takeUnretainedValue()
@@ -102,9 +111,7 @@ struct Mixer {
         for i in voices.indices where !voices[i].active { slot = i; break }
         var stolen: Unmanaged<Sound>?
         if slot < 0 {
-            var oldest = 0
-            for i in voices.indices where voices[i].order < voices[oldest].order { oldest = i }
-            slot = oldest
+            slot = voiceToSteal()!
             stolen = voices[slot].sound
         }
         nextOrder += 1

@@ -1,14 +1,13 @@
 import Testing
 import TabBarCore
 
-/// Where the daemon and docs/PROTOCOL.md disagree today: minimal repros found by the model
-/// test (ModelTests.swift), kept as known issues so that they pass now and fail — asking for
-/// the `withKnownIssue` to go — once the daemon (or the page) is put right. The model test
-/// itself does not compare these cases (see ModelContract.swift and ModelGenerator.swift).
-@Suite struct ModelKnownIssuesTests {
+/// Where the daemon and docs/PROTOCOL.md disagreed: minimal repros found by the model test
+/// (ModelTests.swift), first kept as known issues, now fixed and asserted.
+@Suite struct ModelFindingsTests {
     /// docs/PROTOCOL.md, `sound.play`: "An accepted sound is either heard or reported". With the
-    /// 16-voice pool full, a voice stolen before its first frame reached the device gets neither
-    /// `sound.played` nor `sound.failed` (64 plays in one virtual millisecond: 24 reported).
+    /// 16-voice pool full, a voice stolen before its first frame reached the device once got
+    /// neither `sound.played` nor `sound.failed` (64 plays in one virtual millisecond: 24
+    /// reported); it is now reported failed (`stolen`).
     @Test func everyAcceptedSoundIsHeardOrReported() throws {
         let daemon = try Daemon(extraArgs: ["--clock", "manual"])
         let client = try RawClient(path: daemon.socket)
@@ -24,9 +23,7 @@ import TabBarCore
         let played = events.filter { $0["method"] == .string("sound.played") }.count
         let failed = events.filter { $0["method"] == .string("sound.failed") }.count
         #expect(accepted == 64)
-        withKnownIssue("voices stolen before they started are neither played nor reported failed") {
-            #expect(played + failed == accepted, "\(accepted) accepted, \(played) sound.played, \(failed) sound.failed")
-        }
+        #expect(played + failed == accepted, "\(accepted) accepted, \(played) sound.played, \(failed) sound.failed")
     }
 
     /// docs/PROTOCOL.md, "Center and operation buttons": `badge.set` on an action/center item is
