@@ -236,16 +236,17 @@ public struct Reducer: Sendable {
         case .failure(let e): return .fail(e)
         case .success(let i): k = i
         }
-        let item = state.items[k]
-        if item.kind != .tab {
-            return .fail(.notSelectable(item.id, "it is \(item.kind == .center ? "the center button" : "an action button"); use action.trigger"))
+        // (Read in place: copying the item would count a reference for each of its strings.)
+        let kind = state.items[k].kind
+        if kind != .tab {
+            return .fail(.notSelectable(state.items[k].id, "it is \(kind == .center ? "the center button" : "an action button"); use action.trigger"))
         }
-        if !item.enabled { return .fail(.notSelectable(item.id, "it is disabled")) }
+        if !state.items[k].enabled { return .fail(.notSelectable(state.items[k].id, "it is disabled")) }
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return .fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
         var out = Outcome(reply: .success(.none))
         let reselected = commitTab(k, source: source, into: &out)
-        out.reply = .success(.selected(seq: seq, tab: item.id, previous: state.previous, reselected: reselected))
+        out.reply = .success(.selected(seq: seq, tab: state.items[k].id, previous: state.previous, reselected: reselected))
         return out
     }
 

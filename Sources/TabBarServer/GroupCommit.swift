@@ -14,19 +14,23 @@ extension Server {
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
     /// A command that changes nothing is answered at once, after what is staged.
     func apply(_ command: StateCommand, method: String, params: JSONValue?, id: JSON?, from c: Connection?) {
-        var before = reducer.state
+        // The state before the group's first change is kept for an undo; later changes of an
+        // open group need no copy (a copy counts a reference for each of its arrays and strings).
+        var before = batch.open ? nil : reducer.state
+        var seqBefore = reducer.state.seq
         var outcome = reducer.reduce(command, at: nowMs())
-        if reducer.state.seq == before.seq && batch.open && !commitBatch() {
+        if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
             before = reducer.state
+            seqBefore = reducer.state.seq
             outcome = reducer.reduce(command, at: nowMs())
         }
-        guard reducer.state.seq != before.seq else {
+        guard reducer.state.seq != seqBefore else {
             run(outcome.effects)
             if let c { answer(id: id, outcome.reply, to: c) }
             return
         }
-        batch.join(state: before)
+        if let before { batch.join(state: before) }
         let seq = reducer.state.seq
         store.stage(seq: seq) { line in
             if let entry = outcome.journal {
@@ -131,13 +135,11 @@ struct Batch {
     var count = 0
     var clientChanges = 0
 
-    /// Opens the group with the state before its first change if it is not open.
+    /// Opens the group with the state before its first change.
     @inline(__always)
-    mutating func join(state: @autoclosure () -> BarState) {
-        if !open {
-            open = true
-            stateBefore = state()
-        }
+    mutating func join(state: BarState) {
+        open = true
+        stateBefore = state
     }
 
     mutating func close() {
