@@ -80,6 +80,7 @@ func parseOptions() -> Options {
         case "--spin": o.spin = true
         case "--round-trips": o.loadRoundTrips = Int(value(a)) ?? 0
         case "--request": Requests.touches = value(a) == "touch"
+        case "--core": coreLoop(Int(value(a)) ?? 100_000); exit(0)
         case "--help", "-h": print(usage); exit(0)
         default: fputs("tabbard-bench: unknown option \(a)\n\(usage)\n", stderr); exit(2)
         }

@@ -84,7 +84,7 @@ public enum Envelope {
             }
         }
         let replyID = id ?? .null
-        if let v = version, !(v.kind == .string && v.raw.elementsEqual(#""2.0""#.utf8)) {
+        if let v = version, !(v.kind == .string && v.isKey("2.0")) {
             return .failure(Rejection(id: replyID, error: .invalidRequest("\"jsonrpc\" must be \"2.0\" when present."), silent: false))
         }
         guard let method else {

@@ -15,8 +15,8 @@ extension Layout {
         var frames: [Frame] = []
         frames.reserveCapacity(items.count)
         var x = 0.0
-        for item in items {
-            if item.kind == .center {
+        for k in items.indices {
+            if items[k].kind == .center {
                 frames.append(Frame(x: (width - center.width) / 2, y: -center.raise, w: center.width, h: center.height))
                 x += center.width
             } else {
@@ -39,9 +39,16 @@ extension Layout {
         -> (index: Int?, consumed: Bool)
     {
         guard x.isFinite, y.isFinite else { return (nil, false) }
-        let frames = frames(for: items)
-        if let c = items.firstIndex(where: { $0.kind == .center }) {
-            let f = frames[c]
+        // The frames as `frames(for:)` computes them, one at a time (no array, no item copied).
+        let n = items.count
+        var c = -1
+        for k in 0..<n where items[k].kind == .center { c = k; break }
+        let rowHeight = max(0, height - safeBottom)
+        let others = Double(n - (c >= 0 ? 1 : 0))
+        let w = others > 0 ? (c >= 0 ? max(0, width - center.width) : width) / others : 0
+        if c >= 0 {
+            var f = Frame(x: (width - center.width) / 2, y: -center.raise, w: center.width, h: center.height)
+            if rtl { f.x = width - f.x - f.w }
             if x >= f.x, x < f.x + f.w, y >= f.y, y < f.y + f.h {
                 switch center.shape {
                 case .rect: return (c, true)
@@ -53,8 +60,12 @@ extension Layout {
                 }
             }
         }
-        for (k, item) in items.enumerated() where item.kind != .center {
-            let f = frames[k]
+        var left = 0.0  // (summed as `frames(for:)` sums it: the same doubles)
+        for k in 0..<n {
+            if k == c { left += center.width; continue }
+            var f = Frame(x: left, y: 0, w: w, h: rowHeight)
+            left += w
+            if rtl { f.x = width - f.x - f.w }
             if x >= f.x, x < f.x + f.w, y >= f.y, y < f.y + f.h { return (k, true) }
         }
         if x >= 0, x < width, y >= 0, y < height { return (nil, true) }

@@ -71,7 +71,7 @@ public final class JSONDocument: @unchecked Sendable {
     public var text: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: bytes.baseAddress, count: count) }
 
     /// The top-level value (valid after a successful `parse`).
-    public var root: JSONValue { JSONValue(self, 0) }
+    public var root: JSONValue { JSONValue(tape, 0) }
 
     /// Reads `text` (a copy is kept), replacing what the document held.
     public func parse(_ text: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) throws(JSONParseError) {
@@ -112,31 +112,48 @@ public final class JSONDocument: @unchecked Sendable {
         return n
     }
 
-    /// Whether the string token `k` (raw bytes, no escapes) spells `key`.
-    @inline(__always)
-    func rawEquals(_ k: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        let t = tokens[k]
-        let n = Int(t.end - t.start)
-        guard n == key.count else { return false }
-        if n == 0 { return true }
-        return memcmpEqual(bytes.baseAddress! + Int(t.start), key.baseAddress!, n)
-    }
+    /// What values read: the tape and the text, through a plain pointer (no reference
+    /// counting per value read, as a class reference would have).
+    public var tape: Tape { Tape(s: s) }
 
-    /// The decoded bytes of string token `k` (escapes resolved).
-    func stringBytes(_ k: Int) -> [UInt8] {
-        let t = tokens[k]
-        let raw = UnsafeBufferPointer(start: bytes.baseAddress! + Int(t.start), count: Int(t.end - t.start))
-        guard t.kind == .escapedString else { return Array(raw) }
-        return Parser.unescape(raw)
-    }
+    func rawEquals(_ k: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool { tape.rawEquals(k, key) }
+    func stringBytes(_ k: Int) -> [UInt8] { tape.stringBytes(k) }
+    func string(_ k: Int) -> String { tape.string(k) }
 
-    /// The decoded string of string token `k`.
-    func string(_ k: Int) -> String {
-        let t = tokens[k]
-        if t.kind == .string {
-            return String(decoding: UnsafeBufferPointer(start: bytes.baseAddress! + Int(t.start), count: Int(t.end - t.start)), as: UTF8.self)
+    /// A document's tokens and text as values read them. Valid while the document is
+    /// alive: whoever made the document keeps it (`Request.owner`, `Params.owner`, the
+    /// server's reused documents).
+    public struct Tape: @unchecked Sendable {
+        let s: UnsafeMutablePointer<Storage>
+        public var bytes: UnsafeMutableBufferPointer<UInt8> { @inline(__always) get { s.pointee.bytes } }
+        public var tokens: UnsafeMutablePointer<Token> { @inline(__always) get { s.pointee.tokens } }
+
+        /// Whether the string token `k` (raw bytes, no escapes) spells `key`.
+        @inline(__always)
+        func rawEquals(_ k: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+            let t = tokens[k]
+            let n = Int(t.end - t.start)
+            guard n == key.count else { return false }
+            if n == 0 { return true }
+            return memcmpEqual(bytes.baseAddress! + Int(t.start), key.baseAddress!, n)
         }
-        return String(decoding: stringBytes(k), as: UTF8.self)
+
+        /// The decoded bytes of string token `k` (escapes resolved).
+        func stringBytes(_ k: Int) -> [UInt8] {
+            let t = tokens[k]
+            let raw = UnsafeBufferPointer(start: bytes.baseAddress! + Int(t.start), count: Int(t.end - t.start))
+            guard t.kind == .escapedString else { return Array(raw) }
+            return Parser.unescape(raw)
+        }
+
+        /// The decoded string of string token `k`.
+        func string(_ k: Int) -> String {
+            let t = tokens[k]
+            if t.kind == .string {
+                return String(decoding: UnsafeBufferPointer(start: bytes.baseAddress! + Int(t.start), count: Int(t.end - t.start)), as: UTF8.self)
+            }
+            return String(decoding: stringBytes(k), as: UTF8.self)
+        }
     }
 }
 

@@ -202,7 +202,8 @@ extension JSONDocument {
                     let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
                     @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
                     let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs) | (w & highs)
-                    if special != 0 { break }
+                    // (The lowest flagged byte is exact: the tricks borrow only upwards.)
+                    if special != 0 { i += special.trailingZeroBitCount >> 3; break }
                     i += 8
                 }
                 guard i < b.count else { throw fail("unterminated string") }

@@ -2,11 +2,11 @@
 /// document is alive and holds the text it was read from: a value does not keep its
 /// document alive (that would be a reference count per value read); whoever made the
 /// document does (`Request.owner`, `Params.owner`, the server's reused documents).
-public struct JSONValue: @unchecked Sendable {
-    public unowned(unsafe) let doc: JSONDocument
+public struct JSONValue: Sendable {
+    public let doc: JSONDocument.Tape
     public let index: Int
 
-    @inline(__always) init(_ doc: JSONDocument, _ index: Int) {
+    @inline(__always) init(_ doc: JSONDocument.Tape, _ index: Int) {
         self.doc = doc
         self.index = index
     }

@@ -163,12 +163,12 @@ public struct Params: Sendable {
     }
 
     /// A string that must be one of an enum's raw values.
-    public func choice<E: RawRepresentable>(_ key: some FieldName, _ type: E.Type, allowed: [String]) throws(RPCError) -> E?
+    public func choice<E: RawRepresentable>(_ key: some FieldName, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E?
     where E.RawValue == String {
         guard let s = try string(key, maxLength: 64) else { return nil }
         guard let e = E(rawValue: s) else {
             let key = key.text
-            throw .invalidParams(name(key), "Field \"\(name(key))\" must be one of \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\".")
+            throw .invalidParams(name(key), "Field \"\(name(key))\" must be one of \(allowed().map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\".")
         }
         return e
     }
