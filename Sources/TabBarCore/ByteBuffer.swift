@@ -113,24 +113,45 @@ extension ByteBuffer {
 
     /// `s` as a quoted JSON string (as `JSON.writeString` writes it).
     mutating func string(_ s: String) {
-        var s = s
-        s.withUTF8 { bytes in
-            reserve(bytes.count + 2)
-            base[count] = UInt8(ascii: "\"")
-            count += 1
-            var run = 0
-            for i in 0..<bytes.count {
-                let byte = bytes[i]
-                if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F { continue }
-                if i > run { append(UnsafeBufferPointer(rebasing: bytes[run..<i])) }
-                var escaped: [UInt8] = []
-                JSON.writeString(String(decoding: [byte], as: UTF8.self), into: &escaped)
-                escaped.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[1..<($0.count - 1)])) }
-                run = i + 1
-            }
-            if bytes.count > run { append(UnsafeBufferPointer(rebasing: bytes[run...])) }
-            append(UInt8(ascii: "\""))
+        if s.utf8.withContiguousStorageIfAvailable({ quoted($0) }) == nil {
+            var copy = s
+            copy.withUTF8 { quoted($0) }
         }
+    }
+
+    /// `bytes` (UTF-8) quoted and escaped: copied whole unless a byte needs an escape
+    /// (found eight at a time).
+    mutating func quoted(_ bytes: UnsafeBufferPointer<UInt8>) {
+        reserve(bytes.count + 2)
+        base[count] = UInt8(ascii: "\"")
+        count += 1
+        var i = 0
+        let n = bytes.count
+        if let p = bytes.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+            while i + 8 <= n {
+                let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                // A quote, a backslash, DEL, or a control byte (below 0x20, high bit clear).
+                let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | zeroByte(w ^ (ones &* 0x7F))
+                    | ((w &- ones &* 0x20) & ~w & highs)
+                if special != 0 { break }
+                i += 8
+            }
+        }
+        var run = 0
+        while i < n {
+            let byte = bytes[i]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F { i += 1; continue }
+            if i > run { append(UnsafeBufferPointer(rebasing: bytes[run..<i])) }
+            var escaped: [UInt8] = []
+            JSON.writeString(String(decoding: [byte], as: UTF8.self), into: &escaped)
+            escaped.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[1..<($0.count - 1)])) }
+            i += 1
+            run = i
+        }
+        if n > run { append(UnsafeBufferPointer(rebasing: bytes[run...])) }
+        append(UInt8(ascii: "\""))
     }
 
     /// `s`'s bytes as they are (enum raw values, number literals).

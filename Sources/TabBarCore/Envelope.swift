@@ -7,6 +7,8 @@ public struct Request: Sendable {
     /// The document `params` is in, when the request keeps it alive itself; nil: someone
     /// else does (the server's reused document).
     public var owner: JSONDocument?
+    /// Where `method` is in `Methods.all`, when the envelope found it there.
+    public var methodIndex: Int?
 
     public init(id: JSON?, method: String, params: JSONValue?, owner: JSONDocument? = nil) {
         self.id = id
@@ -90,13 +92,17 @@ public enum Envelope {
         guard let method else {
             return .failure(Rejection(id: replyID, error: .invalidRequest("The request has no \"method\"."), silent: false))
         }
-        guard let name = method.stringValue else {
+        // A known name is the table's own string (no string made per request).
+        let known = method.kind == .string ? Methods.index(named: method.inner) : nil
+        guard let name = known.map({ Methods.all[$0].name }) ?? method.stringValue else {
             return .failure(Rejection(id: replyID, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false))
         }
         if let p = params, p.kind != .object, p.kind != .null {
             return .failure(Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil))
         }
-        return .success(Request(id: id, method: name, params: params?.isNull == true ? nil : params))
+        var request = Request(id: id, method: name, params: params?.isNull == true ? nil : params)
+        request.methodIndex = known
+        return .success(request)
     }
 
     /// The envelope of a `JSON` request (tests and tools).

@@ -23,6 +23,12 @@ public struct JSONValue: Sendable {
     }
 
     public var isNull: Bool { kind == .null }
+
+    /// A string's raw bytes between its quotes (escapes as written).
+    public var inner: UnsafeBufferPointer<UInt8> {
+        let t = token
+        return UnsafeBufferPointer(start: doc.bytes.baseAddress! + Int(t.start), count: Int(t.end - t.start))
+    }
     public var isString: Bool { kind == .string || kind == .escapedString }
 
     /// A short name for the type, for error messages (as `JSON.typeName`).

@@ -199,6 +199,18 @@ public enum Methods {
     /// The names of all methods, for `hello.features` and docs.
     public static var names: [String] { all.map(\.name) }
 
+    /// The names' bytes, in `all`'s order.
+    static let utf8Names: [[UInt8]] = all.map { Array($0.name.utf8) }
+
+    /// The index in `all` of the method whose name is `raw` (bytes, no escapes), if any.
+    @inline(__always)
+    static func index(named raw: UnsafeBufferPointer<UInt8>) -> Int? {
+        for (k, n) in utf8Names.enumerated() where n.count == raw.count {
+            if n.withUnsafeBufferPointer({ memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count) }) { return k }
+        }
+        return nil
+    }
+
     /// The method called `name`, if there is one.
     @inline(__always)
     public static func spec(named name: String) -> MethodSpec? {

@@ -29,7 +29,7 @@ extension Server {
         case .success(let r): request = r
         }
         if request.id == nil { stats.notifications += 1 } else { stats.requests += 1 }
-        guard let spec = Methods.spec(named: request.method) else {
+        guard let spec = request.methodIndex.map({ Methods.all[$0] }) ?? Methods.spec(named: request.method) else {
             return answer(id: request.id, .failure(.methodNotFound(request.method)), to: c)
         }
         request = resolvingInitialBar(request)  // bar.configure {"initial":true}: InitialBar.swift
