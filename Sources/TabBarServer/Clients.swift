@@ -40,20 +40,20 @@ extension Server {
                 peerLogs.write(.refused, .warning, "Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)], nowNs: now)
                 continue
             }
-            if conns.count >= config.maxClients { reapHungUp(now: now) }
-            if conns.count >= config.maxClients {
+            if clients.byFD.count >= config.maxClients { reapHungUp(now: now) }
+            if clients.byFD.count >= config.maxClients {
                 stats.connectionsRefused += 1
                 refuse(fd, .limitExceeded("Too many clients (max_clients = \(config.maxClients)); try again later."))
                 peerLogs.write(.full, .warning, "Refused a client: max_clients reached", ["pid": String(pid), "uid": String(uid)], nowNs: now)
                 continue
             }
-            let c = Connection(fd: fd, id: nextConnID, maxLine: config.maxLine)
-            nextConnID += 1
+            let c = Connection(fd: fd, id: clients.nextID, maxLine: config.maxLine)
+            clients.nextID += 1
             c.pid = pid
             c.uid = uid
             c.gid = gid
             c.lastProgressNs = now
-            conns[fd] = c
+            clients.byFD[fd] = c
             stats.connectionsTotal += 1
             guard watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
             c.out.append(contentsOf: helloLine)
@@ -66,10 +66,10 @@ extension Server {
     /// is read in a later loop turn; a burst of connect-and-vanish clients would then
     /// lock out everyone else. Read those EOFs now (answering any last line as usual).
     func reapHungUp(now: UInt64) {
-        var fds = conns.values.map { pollfd(fd: $0.fd, events: Int16(POLLIN) | 0x2000 /* POLLRDHUP */, revents: 0) }
+        var fds = clients.byFD.values.map { pollfd(fd: $0.fd, events: Int16(POLLIN) | 0x2000 /* POLLRDHUP */, revents: 0) }
         guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
         for p in fds where p.revents & (Int16(POLLHUP) | Int16(POLLERR) | 0x2000) != 0 {
-            if let c = conns[p.fd] { readFrom(c, now: now) }
+            if let c = clients.byFD[p.fd] { readFrom(c, now: now) }
         }
         flushDirty(now: now)
     }
@@ -91,7 +91,7 @@ extension Server {
     }
 
     func markDirty(_ c: Connection) {
-        if !c.closed { dirty.append(c) }
+        if !c.closed { clients.dirty.append(c) }
     }
 
     func readFrom(_ c: Connection, now: UInt64) {
@@ -159,9 +159,9 @@ extension Server {
     func flushDirty(now: UInt64) {
         // Nothing of a change leaves the process before its journal line is written.
         commitBatch()
-        guard !dirty.isEmpty else { return }
-        let list = dirty
-        dirty.removeAll(keepingCapacity: true)
+        guard !clients.dirty.isEmpty else { return }
+        let list = clients.dirty
+        clients.dirty.removeAll(keepingCapacity: true)
         for c in list where !c.closed {
             if c.owesResync {
                 c.owesResync = false
@@ -204,8 +204,20 @@ extension Server {
         c.closed = true
         _ = try? Sys.epollControl(epfd, EPOLL_CTL_DEL, c.fd)  // (closing it takes it out of the set anyway)
         close(c.fd)
-        conns[c.fd] = nil
-        if c.subscribed { subscribers.removeAll { $0 === c } }
+        clients.byFD[c.fd] = nil
+        if c.subscribed { clients.subscribers.removeAll { $0 === c } }
         peerLogs.write(.disconnected, .debug, "Client disconnected", ["client": String(c.id)], nowNs: MonotonicClock.nanoseconds())
     }
+}
+
+/// The connections and who subscribed: what accepting, reading, publishing and dropping
+/// clients change (the loop's other parts — the group commit `Batch`, the `StateStore`,
+/// the timers, the `AudioService` — each own theirs).
+struct ClientTable {
+    /// Every open connection, by descriptor.
+    var byFD: [Int32: Connection] = [:]
+    var subscribers: [Connection] = []
+    /// Connections with output to flush at the end of this loop turn.
+    var dirty: [Connection] = []
+    var nextID: UInt64 = 1
 }

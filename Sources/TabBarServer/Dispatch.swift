@@ -87,14 +87,14 @@ extension Server {
         case .subscribe(let topics):
             if !c.subscribed {
                 c.subscribed = true
-                subscribers.append(c)
+                clients.subscribers.append(c)
             }
             c.topics = topics
             return .success(.state(seq: reducer.state.seq, reducer.state, reducer.limits))
         case .unsubscribe:
             if c.subscribed {
                 c.subscribed = false
-                subscribers.removeAll { $0 === c }
+                clients.subscribers.removeAll { $0 === c }
             }
             return .success(.empty)
         case .statsGet:
@@ -115,8 +115,8 @@ extension Server {
         return .obj([
             "seq": .int(reducer.state.seq),
             "uptime_ms": .int((now - stats.startedNs) / 1_000_000),
-            "clients": .int(conns.count),
-            "subscribers": .int(subscribers.count),
+            "clients": .int(clients.byFD.count),
+            "subscribers": .int(clients.subscribers.count),
             "connections_total": .int(stats.connectionsTotal),
             "connections_refused": .int(stats.connectionsRefused),
             "requests": .int(stats.requests),

@@ -8,7 +8,7 @@ extension Server {
     /// Encodes a state change's event once and queues it for every subscriber that wants it.
     func broadcast(_ event: BarEvent) {
         stats.events += 1
-        guard !subscribers.isEmpty else { return }
+        guard !clients.subscribers.isEmpty else { return }
         scratch.removeAll()
         event.write(into: &scratch)
         publish(event.method, line: scratch.bytes)
@@ -17,14 +17,14 @@ extension Server {
     /// `broadcast` for the server's own events (`sound.played`, `server.stopping` …).
     func broadcast(_ event: Event) {
         stats.events += 1
-        guard !subscribers.isEmpty else { return }
+        guard !clients.subscribers.isEmpty else { return }
         Wire.notification(event.method, event.params).withUnsafeBufferPointer { publish(event.method, line: $0) }
     }
 
     /// Queues an encoded event line for every subscriber that wants `method` (the event is
     /// already counted in `stats.events`).
     func publish(_ method: String, line: UnsafeBufferPointer<UInt8>) {
-        for s in subscribers where s.wants(method) {
+        for s in clients.subscribers where s.wants(method) {
             if s.owesResync { continue }
             if s.queued + line.count > config.maxQueuedBytes && fellBehind(s, adding: line.count) {
                 // Too slow: its queued events go (its replies stay), one state.resync replaces them.
@@ -50,7 +50,7 @@ extension Server {
     /// socket — a burst, not a slow subscriber.
     func fellBehind(_ s: Connection, adding bytes: Int) -> Bool {
         _ = s.flush(now: lineReadNs)
-        guard publishingGroup else { return s.queued + bytes > config.maxQueuedBytes }
+        guard batch.publishing else { return s.queued + bytes > config.maxQueuedBytes }
         return s.queued + bytes > config.maxQueuedBytes + s.socketRoom()
     }
 }

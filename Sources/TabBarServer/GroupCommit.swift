@@ -76,7 +76,7 @@ extension Server {
             batch.close()
             return false
         }
-        publishingGroup = true
+        batch.publishing = true
         for output in batch.outputs {
             switch output {
             case .event(let e):
@@ -87,7 +87,7 @@ extension Server {
                 c.queueReply(id: id, result, scratch: &scratch)  // (its reading marked it for flushing)
             }
         }
-        publishingGroup = false
+        batch.publishing = false
         let effects = batch.effects
         batch.close()
         run(effects)
@@ -131,6 +131,8 @@ struct Batch {
     private(set) var stateBefore = BarState.defaultBar
     var effects: [Effect] = []
     var outputs: [Output] = []
+    /// A committed group's events are being published (`Server.commitBatch`): a burst, see `fellBehind`.
+    var publishing = false
     /// Changes staged, and those of them a client asked for (the rest are timers').
     var count = 0
     var clientChanges = 0

@@ -22,11 +22,8 @@ public final class Server {
     /// A descriptor held in reserve: out of descriptors, it is closed to accept the waiting
     /// client and tell it why it is turned away (`acceptClients`), then taken again.
     var spareFD: Int32 = -1
-    var conns: [Int32: Connection] = [:]
-    var subscribers: [Connection] = []
-    /// Connections with output to flush at the end of this loop turn.
-    var dirty: [Connection] = []
-    var nextConnID: UInt64 = 1
+    /// The clients and who subscribed (`ClientTable`).
+    var clients = ClientTable()
     var stats = ServerStats()
     /// Log lines a peer can cause at will, each kind rate-limited (LogLimit.swift).
     var peerLogs = PeerLogs()
@@ -43,8 +40,6 @@ public final class Server {
     /// Where a reply or an event line is encoded (reused; an event once for all its subscribers).
     var scratch = ByteBuffer(capacity: 8192)
     deinit { scratch.free() }
-    /// A committed group's events are being published (`commitBatch`): a burst, see `fellBehind`.
-    var publishingGroup = false
     /// Time the line being handled was read (CLOCK_MONOTONIC ns).
     var lineReadNs: UInt64 = 0
     /// State changes applied but not yet in the journal (group commit: one write per loop turn, whatever the number of clients).
@@ -142,11 +137,11 @@ public final class Server {
 
     /// What `STATUS=` says, e.g. "Serving 3 clients (1 subscribed); 6 sounds, audio null ok".
     var statusLine: String {
-        "Serving \(conns.count) client\(conns.count == 1 ? "" : "s") (\(subscribers.count) subscribed); \(audio.availabilitySummary)"
+        "Serving \(clients.byFD.count) client\(clients.byFD.count == 1 ? "" : "s") (\(clients.subscribers.count) subscribed); \(audio.availabilitySummary)"
     }
 
     var statusKey: StatusNotifier.Key {
-        .init(clients: conns.count, subscribed: subscribers.count, sounds: audio.bank.sounds.count, audioOK: audio.deviceOK)
+        .init(clients: clients.byFD.count, subscribed: clients.subscribers.count, sounds: audio.bank.sounds.count, audioOK: audio.deviceOK)
     }
 
     /// `READY=1` (start-up, end of a reload) with the current `STATUS=`.
@@ -180,7 +175,7 @@ public final class Server {
                 } else if fd == audio.reportFD {
                     commitBatch()  // sound.played is no part of the group
                     publishSoundReports()
-                } else if let c = conns[fd] {
+                } else if let c = clients.byFD[fd] {
                     if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
                         readFrom(c, now: now)
                     }
@@ -208,7 +203,7 @@ public final class Server {
             let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
             timeout = timeout < 0 ? ms : min(timeout, ms)
         }
-        if conns.values.contains(where: { $0.queued > 0 }) {
+        if clients.byFD.values.contains(where: { $0.queued > 0 }) {
             timeout = timeout < 0 ? 1000 : min(timeout, 1000)
         }
         if let due = peerLogs.flushDueNs {
@@ -249,7 +244,7 @@ public final class Server {
         }
         // Clients that stopped reading their replies.
         let limitNs = UInt64(config.writeTimeoutMs) * 1_000_000
-        for c in conns.values where c.queued > 0 && now > c.lastProgressNs + limitNs {
+        for c in clients.byFD.values where c.queued > 0 && now > c.lastProgressNs + limitNs {
             peerLogs.write(.slow, .warning, "Disconnecting a client that does not read its replies", [
                 "client": String(c.id), "pid": String(c.pid), "uid": String(c.uid), "queued_bytes": String(c.queued)], nowNs: now)
             stats.slowClientsDropped += 1
@@ -278,8 +273,8 @@ public final class Server {
         Systemd.notify("STOPPING=1\nSTATUS=Stopping: saving the state")
         broadcast(Event("server.stopping", .obj([:])))
         let now = MonotonicClock.nanoseconds()
-        for c in conns.values { _ = c.flush(now: now) }
-        for c in Array(conns.values) { drop(c) }
+        for c in clients.byFD.values { _ = c.flush(now: now) }
+        for c in Array(clients.byFD.values) { drop(c) }
         do { try store.compact(reducer.state, limits: reducer.limits) } catch {
             if let why = store.unreachable() {
                 Log.error("Could not write the final snapshot, and \(why): changes since then are lost", ["error": "\(error)", "advice": store.advice])

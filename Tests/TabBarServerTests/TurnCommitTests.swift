@@ -20,7 +20,7 @@ import TabBarCore
             (conns, fds) = Rigs.connections(3)
             (a, b, sub) = (conns[0], conns[1], conns[2])
             sub.subscribed = true
-            server.subscribers.append(sub)
+            server.clients.subscribers.append(sub)
         }
 
         deinit {
