@@ -23,6 +23,14 @@ public struct ByteBuffer {
     /// A copy of what was written.
     public var array: [UInt8] { Array(bytes) }
 
+    /// What `body` writes, as an array (tests and tools; the server writes into buffers it keeps).
+    public static func collect(_ body: (inout ByteBuffer) -> Void) -> [UInt8] {
+        var o = ByteBuffer()
+        defer { o.free() }
+        body(&o)
+        return o.array
+    }
+
     /// Makes room for `n` more bytes.
     @inline(__always)
     public mutating func reserve(_ n: Int) {
@@ -142,11 +150,11 @@ extension ByteBuffer {
         var run = 0
         while i < n {
             let byte = bytes[i]
-            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F { i += 1; continue }
+            if !JSON.needsEscape(byte) { i += 1; continue }
             if i > run { append(UnsafeBufferPointer(rebasing: bytes[run..<i])) }
             var escaped: [UInt8] = []
-            JSON.writeString(String(decoding: [byte], as: UTF8.self), into: &escaped)
-            escaped.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[1..<($0.count - 1)])) }
+            JSON.writeEscaped(byte, into: &escaped)
+            append(escaped)
             i += 1
             run = i
         }

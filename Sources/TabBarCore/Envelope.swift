@@ -116,22 +116,6 @@ public enum Envelope {
 public enum Wire {
     static let head: [UInt8] = Array(#"{"jsonrpc":"2.0","#.utf8)
 
-    /// Appends the decimal digits of `v` (as `String(v)` spells them) without a String.
-    public static func writeInt(_ v: UInt64, into out: inout [UInt8]) {
-        if v < 10 { out.append(UInt8(truncatingIfNeeded: v) &+ 0x30); return }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch, enough for 20 digits
-        var n = 0
-        var x = v
-        withUnsafeMutableBytes(of: &digits) { d in
-            while x > 0 {
-                d[23 - n] = UInt8(truncatingIfNeeded: x % 10) &+ 0x30
-                x /= 10
-                n += 1
-            }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: d[(24 - n)...]))
-        }
-    }
-
     public static func result(id: JSON, _ result: JSON, into out: inout [UInt8]) {
         out.append(contentsOf: head)
         out.append(contentsOf: #""id":"#.utf8)

@@ -144,7 +144,7 @@ extension JSON {
             let n = bytes.count
             while i < n {
                 let byte = bytes[i]
-                if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F {
+                if !needsEscape(byte) {
                     i += 1
                     continue
                 }
@@ -160,12 +160,17 @@ extension JSON {
         if done == true { return }
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
-            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0x7F { out.append(byte) } else { writeEscaped(byte, into: &out) }
+            if !needsEscape(byte) { out.append(byte) } else { writeEscaped(byte, into: &out) }
         }
         out.append(UInt8(ascii: "\""))
     }
 
-    private static func writeEscaped(_ byte: UInt8, into out: inout [UInt8]) {
+    /// Whether a string's byte is written escaped: a quote, a backslash, DEL or a control byte.
+    @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F }
+
+    /// The escape of a byte that `needsEscape`.
+    static func writeEscaped(_ byte: UInt8, into out: inout [UInt8]) {
         switch byte {
         case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
         case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])

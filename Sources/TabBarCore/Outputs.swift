@@ -57,12 +57,7 @@ public enum Reply: Equatable, Sendable {
     }
 
     /// The reply as a `JSON` value (tests and tools).
-    public var json: JSON {
-        var o = ByteBuffer()
-        defer { o.free() }
-        write(into: &o)
-        return try! JSON.parse(o.array)
-    }
+    public var json: JSON { try! JSON.parse(ByteBuffer.collect { write(into: &$0) }) }
 }
 
 /// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
@@ -151,20 +146,10 @@ public enum BarEvent: Equatable, Sendable {
     }
 
     /// The params as a `JSON` value (tests and tools).
-    public var params: JSON {
-        var o = ByteBuffer()
-        defer { o.free() }
-        writeParams(into: &o)
-        return try! JSON.parse(o.array)
-    }
+    public var params: JSON { try! JSON.parse(ByteBuffer.collect { writeParams(into: &$0) }) }
 
     /// The whole notification line (tests and tools).
-    public var line: [UInt8] {
-        var o = ByteBuffer()
-        defer { o.free() }
-        write(into: &o)
-        return o.array
-    }
+    public var line: [UInt8] { ByteBuffer.collect { write(into: &$0) } }
 }
 
 extension Item {
@@ -243,9 +228,6 @@ extension Wire {
 
     /// `reply` into an array (tests and tools).
     public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into out: inout [UInt8]) {
-        var o = ByteBuffer()
-        defer { o.free() }
-        reply(id: id, result, into: &o)
-        out.append(contentsOf: o.bytes)
+        out += ByteBuffer.collect { reply(id: id, result, into: &$0) }
     }
 }

@@ -76,30 +76,18 @@ public enum Persistence {
 
     /// `journalLine` into an array (tests and tools).
     public static func journalLine(seq: UInt64, method: String, raw params: UnsafeBufferPointer<UInt8>?, into line: inout [UInt8]) {
-        var o = ByteBuffer()
-        defer { o.free() }
-        journalLine(seq: seq, method: method, params: params, into: &o)
-        line.append(contentsOf: o.bytes)
+        line += ByteBuffer.collect { journalLine(seq: seq, method: method, params: params, into: &$0) }
     }
 
     /// `journalLine` into an array (tests and tools).
     public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout [UInt8]) {
-        var o = ByteBuffer()
-        defer { o.free() }
-        journalLine(seq: seq, entry, into: &o)
-        line.append(contentsOf: o.bytes)
+        line += ByteBuffer.collect { journalLine(seq: seq, entry, into: &$0) }
     }
 
     /// `journalLine` from a `JSON` params value (tests and tools).
     public static func journalLine(seq: UInt64, method: String, params: JSON?, into line: inout [UInt8]) {
-        var o = ByteBuffer()
-        defer { o.free() }
-        if let params, params != .null {
-            params.encoded().withUnsafeBufferPointer { journalLine(seq: seq, method: method, params: $0, into: &o) }
-        } else {
-            journalLine(seq: seq, method: method, params: nil, into: &o)
-        }
-        line.append(contentsOf: o.bytes)
+        guard let params, params != .null else { return journalLine(seq: seq, method: method, raw: nil, into: &line) }
+        params.encoded().withUnsafeBufferPointer { journalLine(seq: seq, method: method, raw: $0, into: &line) }
     }
 
     /// Replays a journal, fed in chunks of any size, into a reducer. Entries at or
