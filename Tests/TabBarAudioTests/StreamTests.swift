@@ -103,15 +103,15 @@ final class StallSink: AudioSink, @unchecked Sendable {
         let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: { _, _ in })
         try engine.start()
         defer { engine.shutdown() }
-        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
-        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
-        #expect(collectReports(engine, count: 2).count == 2)
+        let pair = [engine.play(click, gain: 1, requestedAt: monotonicNanos()),
+                    engine.play(click, gain: 1, requestedAt: monotonicNanos())].compactMap(voice)
+        #expect(firstReports(engine, for: pair).map(\.failure) == [nil, nil], "both overlapping clicks start")
         #expect(eventually { engine.deviceState == "standby" })
         let before = sink.written.count
         let pause = monotonicNanos()
         #expect(eventually { monotonicNanos() - pause > 1_000_000_000 })   // 20 release time constants
-        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
-        #expect(collectReports(engine, count: 1).count == 1)
+        let third = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
+        #expect(firstReports(engine, for: [third]).map(\.failure) == [nil], "the click after the pause starts")
         #expect(eventually { sink.written.count >= before + frames * 2 })
         let after = Array(sink.written[before..<(before + frames * 2)])
         let off = zip(after, samples).filter { $0 != $1 }.count
@@ -130,13 +130,13 @@ final class StallSink: AudioSink, @unchecked Sendable {
         let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), idleTimeout: 1, log: { _, _ in })
         try engine.start()
         defer { engine.shutdown() }
-        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
-        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
-        #expect(collectReports(engine, count: 2).count == 2)
+        let pair = [engine.play(click, gain: 1, requestedAt: monotonicNanos()),
+                    engine.play(click, gain: 1, requestedAt: monotonicNanos())].compactMap(voice)
+        #expect(firstReports(engine, for: pair).map(\.failure) == [nil, nil], "both overlapping clicks start")
         #expect(eventually(seconds: 10) { engine.deviceState == "idle" })
         let before = sink.written.count
-        _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
-        #expect(collectReports(engine, count: 1).count == 1)
+        let third = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
+        #expect(firstReports(engine, for: [third]).map(\.failure) == [nil], "the click after the pause starts")
         #expect(eventually { sink.written.count >= before + frames * 2 })
         let after = Array(sink.written[before..<(before + frames * 2)])
         #expect(zip(after, samples).filter { $0 != $1 }.count == 0)
