@@ -9,32 +9,43 @@ extension AlsaSink {
     /// frames a cycle and asks for a latency of `avail_min` frames, so `avail_min` = one
     /// period gets a quantum of one period — unless the server's minimum quantum is larger,
     /// which this finds (the queue then shrinks by `avail_min` only once per longer cycle).
-    public func settle() {
+    ///
+    /// A sound requested meanwhile (`wakeFD` readable) is not kept waiting for it: the silence
+    /// is dropped at once, the stream left prepared for the sound, and nothing is learned
+    /// (false; `pullFrames` 0, so the engine queues its cautious default until it settles
+    /// again, once idle).
+    public func settle(wakeFD: Int32) -> Bool {
         pullFrames = 0
         linked = true
-        guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return }
+        guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return true }
+        if pollReadable(wakeFD, timeoutNanos: 0) { return false }
+        // Once idle the stream was dropped: ready it for the silence.
+        if snd_pcm_state(pcm) != SND_PCM_STATE_PREPARED && snd_pcm_prepare(pcm) < 0 { return true }
         let rate = Double(max(format.rate, 1))
         let chunk = bufferFrames
         memset(bytes, 0, chunk * format.channels * bytesPerSample)
-        guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return }
+        guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return true }
         var steps: [(UInt64, Int)] = []
         var last = chunk
         let deadline = monotonicNanos() + 1_000_000_000
         while steps.count < 4 && monotonicNanos() < deadline {
-            var ts = timespec(tv_sec: 0, tv_nsec: 500_000)
-            nanosleep(&ts, nil)
+            if pollReadable(wakeFD, timeoutNanos: 500_000) {
+                dropThenStandby()
+                log?(.debug, "audio settle cut short by a sound after \(steps.count) steps device=\(deviceName)")
+                return false
+            }
             let avail = snd_pcm_avail(pcm)
             if avail < 0 { break }
             let q = bufferFrames - Int(avail)
             if q < last { steps.append((monotonicNanos(), last - q)); last = q }
             if q == 0 { break }
         }
-        drainThenStandby(until: deadline + 500_000_000)
+        dropThenStandby()
         log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })")
         guard steps.count >= 2 else {
             linked = !steps.isEmpty
             if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
-            return
+            return true
         }
         let pull = AlsaSink.pull(steps: steps, availMin: availMin, rate: rate)
         if pull > availMin {
@@ -42,6 +53,7 @@ extension AlsaSink {
             log?(.info, "audio server takes \(pull) frames a cycle; avail_min raised to \(availMin) device=\(deviceName)")
         }
         pullFrames = max(pull, 1)
+        return true
     }
 
     /// What the server takes a cycle, from `settle`'s steps (when the queue shrank, by how much).
@@ -93,17 +105,16 @@ extension AlsaSink {
         return true
     }
 
-    /// Lets the queue run out (the device then plays silence on its own), then `standby`.
-    /// Preparing a PipeWire stream while its cycle may be copying from the queue could leave
-    /// the plugin's pointers crossed; with nothing queued there is nothing to copy.
-    func drainThenStandby(until deadline: UInt64) {
+    /// Drops the queue at once and stops the stream, then `standby`: the next write starts it
+    /// afresh. Preparing a PipeWire stream that is still active could cross the plugin's
+    /// pointers (its cycle copies from the queue on the server's realtime thread, outside the
+    /// lock `prepare` takes); `snd_pcm_drop` first deactivates it, and PipeWire 0.3.65 removes
+    /// a deactivated client node from its data loop synchronously (`pw_impl_node_set_active`),
+    /// so no cycle runs by the time `prepare` resets the pointers. A stopped stream also leaves
+    /// the graph: nothing wakes while idle.
+    func dropThenStandby() {
         guard let pcm else { return }
-        while monotonicNanos() < deadline {
-            let avail = snd_pcm_avail(pcm)
-            if avail < 0 || Int(avail) >= bufferFrames { break }
-            var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&ts, nil)
-        }
+        snd_pcm_drop(pcm)
         _ = standby()
     }
 

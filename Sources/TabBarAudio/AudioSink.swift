@@ -79,8 +79,11 @@ public protocol AudioSink: AnyObject {
     func standby() -> Bool
     /// Whether `standby` is supported; when not, the engine feeds silence until the idle stop.
     var canStandby: Bool { get }
-    /// Called on the audio thread after each successful `open`: a sink may measure the device here.
-    func settle()
+    /// Called on the audio thread after an `open` (and, if it was cut short, again once the
+    /// stream is idle): a sink may measure the device here. A sound waiting goes first: the
+    /// sink stops as soon as `wakeFD` is readable, leaves the stream ready for it, and returns
+    /// false (nothing measured). True when done (or there is nothing to measure).
+    func settle(wakeFD: Int32) -> Bool
     /// Frames the device takes at once (a sound server's quantum), 0 when not known.
     var pullFrames: Int { get }
 }
@@ -97,7 +100,7 @@ extension AudioSink {
     public func delayFrames() throws -> Int { try queuedFrames() }
     public func standby() -> Bool { false }
     public var canStandby: Bool { false }
-    public func settle() {}
+    public func settle(wakeFD: Int32) -> Bool { true }
     public var pullFrames: Int { 0 }
 }
 

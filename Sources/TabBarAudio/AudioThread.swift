@@ -22,8 +22,12 @@ struct RunState {
     /// Queue size and since when, while it runs out before standby.
     var drainQueued = -1
     var drainSince: UInt64 = 0
-    /// The sink's own measure of its pull last adopted.
+    /// The sink's own measure of its pull last adopted, and its pacing then.
     var sinkPull = 0
+    var sinkPacing = StreamPacing.clock
+    /// Whether the sink has settled since it was opened (or switched devices): a settle cut
+    /// short by a sound is done again once the stream is idle.
+    var settled = false
     /// When the device last ran out of sound (standby or the idle stop; 0: never): the silence
     /// since then releases the limiter before the next run.
     var silentSince: UInt64 = 0
@@ -58,6 +62,7 @@ extension AudioEngine {
             streamFrames = 0
             let clock = sink.clockPaced
             run = RunState(pull: clock ? sink.periodFrames : max(initialPullFrames, sink.periodFrames))
+            run.sinkPacing = sink.pacing
             run.xruns = sink.xruns
             counters.pullFrames.store(run.pull, ordering: .relaxed)
             let recovered = device.withLock { d -> Bool in
@@ -82,13 +87,26 @@ extension AudioEngine {
     }
 
     /// Lets the sink measure the device (audio thread), then sizes the queue by what it found.
+    /// A sound requested meanwhile cuts it short (it is played first; `run.settled` stays false).
     func settleSink() {
-        sink.settle()
-        if sink.pullFrames > 0 {
-            run.pull = max(sink.pullFrames, 1)
-            run.sinkPull = sink.pullFrames
-            counters.pullFrames.store(run.pull, ordering: .relaxed)
+        run.settled = sink.settle(wakeFD: wakeFD)
+        adoptSinkPull()
+    }
+
+    /// Sizes the queue by the sink's own measure of its pull when that changed (a settle, or
+    /// `--audio auto` moving from the null sink to the device): what it measured, else — a
+    /// device not measured yet — the cautious `initialPullFrames`.
+    func adoptSinkPull() {
+        if sink.pacing != run.sinkPacing {
+            run.sinkPacing = sink.pacing
+            run.settled = false
+        } else if sink.pullFrames == run.sinkPull {
+            return
         }
+        run.sinkPull = sink.pullFrames
+        run.pull = sink.clockPaced ? sink.periodFrames
+            : sink.pullFrames > 0 ? sink.pullFrames : max(initialPullFrames, sink.periodFrames)
+        counters.pullFrames.store(run.pull, ordering: .relaxed)
     }
 
     func ensureMixCapacity(_ frames: Int) {
@@ -155,11 +173,7 @@ extension AudioEngine {
                             mixer.limiter.elapse(frames: Int(min(quiet, 1e9)))
                         }
                         if mode == .idle { counters.streamStarts.add(1, ordering: .relaxed) }
-                        if sink.pullFrames > 0 && sink.pullFrames != run.sinkPull {
-                            run.sinkPull = sink.pullFrames
-                            run.pull = sink.pullFrames
-                            counters.pullFrames.store(run.pull, ordering: .relaxed)
-                        }
+                        adoptSinkPull()
                         setState(.playing)
                         mode = .running
                         lastSound = monotonicNanos()
@@ -171,6 +185,7 @@ extension AudioEngine {
                 } else if stopping.load(ordering: .acquiring) {
                     continue
                 } else if mode == .idle {
+                    if !run.settled { settleSink(); continue }
                     _ = pollReadable(wakeFD, timeoutNanos: nil)
                 } else {
                     let quiet = monotonicNanos() &- lastSound

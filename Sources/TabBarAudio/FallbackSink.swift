@@ -69,7 +69,8 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
 
     public func start() throws {
         if onStandin && monotonicNanos() &- lastTry >= UInt64(retryInterval * 1e9) {
-            if tryPrimary() { primary.settle() }
+            // The sound waiting is played at once; the engine settles the device once idle.
+            _ = tryPrimary()
         }
         try current.start()
     }
@@ -86,7 +87,7 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
         return primary.standby()
     }
     public var canStandby: Bool { onStandin || primary.canStandby }
-    public func settle() { current.settle() }
+    public func settle(wakeFD: Int32) -> Bool { current.settle(wakeFD: wakeFD) }
     public func stop() { current.stop() }
     public func close() {
         if onStandin {

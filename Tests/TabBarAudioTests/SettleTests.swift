@@ -1,3 +1,5 @@
+import Glibc
+import Synchronization
 import Testing
 @testable import TabBarAudio
 
@@ -23,5 +25,77 @@ struct SettleTests {
     /// The graph runs at the stream's own latency: one period a cycle.
     @Test func oneStepPerCycleOfAvailMin() {
         #expect(AlsaSink.pull(steps: steps(128, everyMs: 2.67), availMin: 128, rate: 48000) == 128)
+    }
+}
+
+/// A device-paced sink (frames leave at the clock's rate) whose `settle` takes as long as the
+/// slowest real one (no session manager: 1 s and more) unless a sound cuts it short. Once
+/// left to finish it measures a 256-frame pull.
+final class SlowSettleSink: AudioSink, @unchecked Sendable {
+    let format = PCMFormat.standard
+    let periodFrames = 128
+    let bufferFrames = 4096
+    var deviceName: String { "slow-settle" }
+    var pacing: StreamPacing { .device }
+    var xruns: Int { 0 }
+    var canStandby: Bool { true }
+    private var pacer = ClockPacer(rate: 48000)
+    private let calls = Mutex((settles: 0, cut: 0, pull: 0))
+    var settles: Int { calls.withLock { $0.settles } }
+    var cutShort: Int { calls.withLock { $0.cut } }
+    var pullFrames: Int { calls.withLock { $0.pull } }
+    func settle(wakeFD: Int32) -> Bool {
+        let first = calls.withLock { $0.settles += 1; return $0.settles == 1 }
+        if pollReadable(wakeFD, timeoutNanos: first ? 30_000_000_000 : 0) {
+            calls.withLock { $0.cut += 1 }
+            return false
+        }
+        calls.withLock { $0.pull = 256 }
+        return true
+    }
+    /// The size of the first write after each stream start: the queue the engine keeps.
+    private let starts = Mutex((pending: false, firstWrites: [Int]()))
+    var firstWrites: [Int] { starts.withLock { $0.firstWrites } }
+    func open() throws {}
+    func start() throws { starts.withLock { $0.pending = true } }
+    func queuedFrames() throws -> Int { pacer.queued() }
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
+        var t = pacer.nanosUntil(queued: lowWater)
+        if let limit = timeoutNanos { t = min(t, limit) }
+        return pollReadable(wakeFD, timeoutNanos: t)
+    }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
+        pacer.wrote(frames)
+        starts.withLock { if $0.pending { $0.pending = false; $0.firstWrites.append(frames) } }
+    }
+    func standby() -> Bool { pacer.reset(); return true }
+    func stop() { pacer.reset() }
+    func close() {}
+}
+
+@Suite struct SettleInterruptTests {
+    /// A click requested while the freshly opened device is being measured is played at once
+    /// (before, it waited for the whole settle: about 0.1 s on PipeWire, 1.5 s when no session
+    /// manager links the stream), with the cautious 1024-frame queue since nothing is known;
+    /// once the stream is idle the device is measured again and its pull adopted.
+    @Test func aClickDuringTheSettleIsPlayedAtOnceAndTheSettleDoneWhenIdle() throws {
+        let sink = SlowSettleSink()
+        let click = Sound(name: "click", samples: [Float](repeating: 0.05, count: 576 * 2), format: .standard)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), idleTimeout: 0.05,
+                                 log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        #expect(eventually { sink.settles == 1 }, "the audio thread measures the device it opened")
+        let v = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
+        // 5 s, far less than the settle would have taken: the click did not wait for it.
+        #expect(firstReports(engine, for: [v]).map(\.failure) == [nil], "the click starts while the settle was pending")
+        #expect(sink.cutShort == 1)
+        #expect(sink.firstWrites == [1024 + 128], "nothing measured: the cautious queue (1024 + a period)")
+        #expect(eventually { sink.settles == 2 && engine.deviceState == "idle" }, "settled again once idle")
+        #expect(eventually { engine.statsJSON()["pull_frames"]?.intValue == 256 }, "the measured pull is adopted")
+        let w = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
+        #expect(firstReports(engine, for: [w]).map(\.failure) == [nil])
+        #expect(sink.firstWrites == [1024 + 128, 256 + 128], "the next click's queue is the measured pull + a period")
+        #expect(sink.settles == 2, "measured once more, not at every idle")
     }
 }

@@ -120,6 +120,30 @@ class BitExact:
                         "first damage: %s" % (intact, CLICKS, missing, onsets, CLICKS, engine.get("xruns"),
                                               broken[0][1] if broken else "none"))
 
+    def test_the_first_click_and_the_one_after_idle(self):
+        """A click asked for as soon as the socket answers reaches the sink while the audio thread is still
+        measuring the device it just opened (settle): it is played at once, with the cautious queue, intact;
+        so is a click after the stream's idle stop (by then the device has been measured)."""
+        self.start_rig()
+        c = self.start_daemon("--audio", "alsa")
+        heard = []
+        for i in range(2):
+            if i:
+                wait_for(lambda: c.call("stats.get")["audio"]["engine"].get("state") == "idle", 30,
+                         "the stream's idle stop")
+            voice, t0 = self.play(c)
+            self.assertIsNotNone(voice, "sound.play was refused on a running PipeWire")
+            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            self.assertIsNotNone(o, "click %d (%s) not heard; log:\n%s" % (i, ("at start-up", "after idle")[i],
+                                                                          self.daemon.log()[-2000:]))
+            heard.append(o)
+            after_click(o[0])
+        self.monitor.stop()
+        samples = self.monitor.samples()
+        ref = expected_click()
+        for (_, fr), what in zip(heard, ("at start-up", "after idle")):
+            self.assertIsNone(click_at(samples, fr, ref, SILENCE_AFTER), "the click %s is damaged" % what)
+
 
 class Quantum256(BitExact, RigCase):
     """The graph forced to 256 frames a cycle (clock.force-quantum)."""
