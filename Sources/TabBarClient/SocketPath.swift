@@ -1,4 +1,5 @@
 import Glibc
+import TabBarSystem
 
 /// Where the daemon's socket is.
 public enum SocketPath {
@@ -36,19 +37,6 @@ public enum SocketPath {
     public static func untrustedDirectory(of path: String) -> String? {
         let dir = fallbackDirectory(uid: getuid())
         guard path.hasPrefix(dir + "/") else { return nil }
-        return privateDirectoryProblem(dir)
-    }
-
-    /// Why `dir` is not a directory owned by this user with mode 0700 (nil: it is, or it does not exist).
-    public static func privateDirectoryProblem(_ dir: String) -> String? {
-        var st = stat()
-        if lstat(dir, &st) != 0 { return nil }
-        if (st.st_mode & S_IFMT) != S_IFDIR {
-            return "\(dir) is not a directory; someone else may have made it to take over tabbard's socket: remove it or set XDG_RUNTIME_DIR"
-        }
-        if st.st_uid != getuid() || st.st_mode & 0o777 != 0o700 {
-            return "\(dir) belongs to uid \(st.st_uid) with mode \(String(st.st_mode & 0o777, radix: 8)), not to uid \(getuid()) with mode 700; another user could replace the socket in it: remove it or set XDG_RUNTIME_DIR"
-        }
-        return nil
+        return Sys.privateDirectoryProblem(dir)
     }
 }

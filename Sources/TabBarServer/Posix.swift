@@ -32,22 +32,6 @@ enum Posix {
         }
     }
 
-    /// Why the fallback socket directory `dir` (`/tmp/tabbard-UID`, world-writable /tmp)
-    /// must not be used: not a directory of ours with mode 0700, as `makeDirectories`
-    /// makes it — another user may have made it first to replace the socket in it (tmux
-    /// and ssh-agent check the same; so does the client, `SocketPath`). nil: it is fine.
-    static func privateDirectoryProblem(_ dir: String) -> String? {
-        var st = stat()
-        guard lstat(dir, &st) == 0 else { return "cannot check the socket directory \(dir): \(Errno())" }
-        if (st.st_mode & S_IFMT) != S_IFDIR {
-            return "the socket directory \(dir) is not a directory; another user may have made it to take over the socket: remove it, or set XDG_RUNTIME_DIR"
-        }
-        if st.st_uid != getuid() || st.st_mode & 0o777 != 0o700 {
-            return "the socket directory \(dir) belongs to uid \(st.st_uid) with mode \(String(st.st_mode & 0o777, radix: 8)), not to uid \(getuid()) with mode 700; another user could replace the socket in it: remove it, or set XDG_RUNTIME_DIR"
-        }
-        return nil
-    }
-
     /// The supplementary groups of a Unix socket's peer (SO_PEERGROUPS, Linux ≥ 4.13); empty when unknown.
     static func peerGroups(_ fd: Int32) -> [UInt32] {
         var groups = [UInt32](repeating: 0, count: 64)

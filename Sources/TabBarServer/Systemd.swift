@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import CSystemd
+import TabBarSystem
 
 /// sd_notify, socket activation and the watchdog (libsystemd).
 enum Systemd {
@@ -94,7 +95,7 @@ enum Listener {
         do { try Posix.makeDirectories(dir, mode: 0o700) } catch {
             throw ServerError("cannot create the socket directory \(dir): \(error)")
         }
-        if dir == "/tmp/tabbard-\(getuid())", let why = Posix.privateDirectoryProblem(dir) { throw ServerError(why) }
+        if dir == "/tmp/tabbard-\(getuid())", let why = Sys.privateDirectoryProblem(dir) { throw ServerError(why) }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
