@@ -28,23 +28,16 @@ struct SettleTests {
     }
 }
 
-/// A device-paced sink (frames leave at the clock's rate) whose `settle` takes as long as the
-/// slowest real one (no session manager: 1 s and more) unless a sound cuts it short. Once
-/// left to finish it measures a 256-frame pull.
-final class SlowSettleSink: AudioSink, @unchecked Sendable {
-    let format = PCMFormat.standard
-    let periodFrames = 128
-    let bufferFrames = 4096
-    var deviceName: String { "slow-settle" }
-    var pacing: StreamPacing { .device }
-    var xruns: Int { 0 }
-    var canStandby: Bool { true }
-    private var pacer = ClockPacer(rate: 48000)
+/// `StandbySink`, but device-paced (frames leave at the clock's rate), and its `settle` takes
+/// as long as the slowest real one (no session manager: 1 s and more) unless a sound cuts it
+/// short. Once left to finish it measures a 256-frame pull.
+final class SlowSettleSink: StandbySink, @unchecked Sendable {
+    override var pacing: StreamPacing { .device }
     private let calls = Mutex((settles: 0, cut: 0, pull: 0))
     var settles: Int { calls.withLock { $0.settles } }
     var cutShort: Int { calls.withLock { $0.cut } }
-    var pullFrames: Int { calls.withLock { $0.pull } }
-    func settle(wakeFD: Int32) -> Bool {
+    override var pullFrames: Int { calls.withLock { $0.pull } }
+    override func settle(wakeFD: Int32) -> Bool {
         let first = calls.withLock { $0.settles += 1; return $0.settles == 1 }
         if pollReadable(wakeFD, timeoutNanos: first ? 30_000_000_000 : 0) {
             calls.withLock { $0.cut += 1 }
@@ -56,21 +49,14 @@ final class SlowSettleSink: AudioSink, @unchecked Sendable {
     /// The size of the first write after each stream start: the queue the engine keeps.
     private let starts = Mutex((pending: false, firstWrites: [Int]()))
     var firstWrites: [Int] { starts.withLock { $0.firstWrites } }
-    func open() throws {}
-    func start() throws { starts.withLock { $0.pending = true } }
-    func queuedFrames() throws -> Int { pacer.queued() }
-    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
-        var t = pacer.nanosUntil(queued: lowWater)
-        if let limit = timeoutNanos { t = min(t, limit) }
-        return pollReadable(wakeFD, timeoutNanos: t)
+    override func start() throws {
+        try super.start()
+        starts.withLock { $0.pending = true }
     }
-    func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        pacer.wrote(frames)
+    override func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
+        try super.write(samples, frames: frames)
         starts.withLock { if $0.pending { $0.pending = false; $0.firstWrites.append(frames) } }
     }
-    func standby() -> Bool { pacer.reset(); return true }
-    func stop() { pacer.reset() }
-    func close() {}
 }
 
 @Suite struct SettleInterruptTests {

@@ -4,12 +4,15 @@ import Testing
 @testable import TabBarAudio
 
 /// A clock-paced sink that supports `standby` (like `AlsaSink`) and counts the calls.
-final class StandbySink: AudioSink, @unchecked Sendable {
+class StandbySink: AudioSink, @unchecked Sendable {
     let format = PCMFormat.standard
     let periodFrames = 128
     let bufferFrames = 4096
     var deviceName: String { "standby" }
     var pacing: StreamPacing { .clock }
+    init() {}
+    func settle(wakeFD: Int32) -> Bool { true }
+    var pullFrames: Int { 0 }
     var xruns: Int { pacer.underruns }
     var canStandby: Bool { true }
     private var pacer = ClockPacer(rate: 48000)
