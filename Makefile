@@ -34,6 +34,8 @@ PACKAGING_APT_PACKAGES = scdoc man-db groff-base dpkg-dev file lintian bash-comp
 BENCH_APT_PACKAGES = feedbackd dbus-daemon libcanberra-dev libcanberra-pulse
 # The real sound path (tests/pipewire, the bench's click at the sink): a private headless PipeWire,
 # PipeWire's and PulseAudio's ALSA plugins, the pulse clients, the probe's headers.
+# RTKit as a desktop user meets it (tests/rtkit): Debian's rtkit-daemon, polkitd, a private system bus.
+RTKIT_APT_PACKAGES = rtkit polkitd dbus-daemon dbus-bin util-linux
 PIPEWIRE_APT_PACKAGES = pipewire pipewire-bin pipewire-alsa wireplumber pipewire-pulse dbus-daemon pulseaudio-utils \
   libpipewire-0.3-dev libasound2-plugins alsa-utils
 
@@ -49,7 +51,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web
+.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps test-rtkit rtkit-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web
 
 all: build
 
@@ -73,7 +75,7 @@ run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
 ## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the real sound path through a private PipeWire, the package, a short fuzz run in-process and over the socket, the web page
-test: deps test-swift test-contract test-units test-sandbox test-pipewire test-harness test-package fuzz-smoke fuzz-socket-smoke test-web
+test: deps test-swift test-contract test-units test-sandbox test-pipewire test-rtkit test-harness test-package fuzz-smoke fuzz-socket-smoke test-web
 
 test-swift:
 	$(SWIFT_BUILD) --build-tests
@@ -113,6 +115,16 @@ PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --
 test-pipewire: pipewire-deps .build/bench/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
 	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer
+
+## rtkit-deps: what tests/rtkit needs (rtkit-daemon, polkitd, dbus-daemon, dbus-send, setpriv/prlimit/unshare)
+rtkit-deps: deps
+	$(call apt_install,$(RTKIT_APT_PACKAGES))
+
+## test-rtkit: the audio thread's realtime scheduling through a real rtkit-daemon and polkitd on a private
+## system bus, tabbard running as nobody with RLIMIT_RTPRIO 0 (as root: it starts those daemons)
+test-rtkit: rtkit-deps
+	$(SWIFT_BUILD) --product tabbard
+	python3 tests/rtkit/test_rtkit.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard"
 
 ## man: the man pages (man/*.scd → .build/man/*.[158], with scdoc)
 MAN_PAGES = .build/man/tabbard.8 .build/man/tabbarctl.1 .build/man/tabbard.conf.5 .build/man/tabbard-web.1

@@ -3,8 +3,9 @@ import CSystemd
 import Glibc
 
 /// Puts the calling thread under SCHED_FIFO: directly where RLIMIT_RTPRIO (or CAP_SYS_NICE)
-/// allows it, else through RTKit on the system bus, else it stays at normal priority with
-/// one warning.
+/// allows it, else through RTKit on the system bus (which picks the policy and caps the
+/// priority; the log says what the thread got), else it stays at normal priority with one
+/// warning.
 public enum Realtime {
     /// PipeWire's own client threads run SCHED_FIFO 83 (its `rt.prio`, below the server's 88).
     public static let defaultPriority: Int32 = 83
@@ -13,8 +14,19 @@ public enum Realtime {
     public enum Outcome: Equatable, Sendable {
         case off
         case direct(priority: Int32)
-        case rtkit(priority: Int32)
+        /// What RTKit made of the thread, read back from it: RTKit chooses the policy (Debian's
+        /// rtkit-daemon: SCHED_RR) and caps the priority (its `MaxRealtimePriority`, 20 by default).
+        case rtkit(policy: Int32, priority: Int32)
         case refused(String)
+    }
+
+    /// "SCHED_FIFO", "SCHED_RR", or the number.
+    static func policyName(_ policy: Int32) -> String {
+        switch policy & 0xff {
+        case Int32(SCHED_FIFO): return "SCHED_FIFO"
+        case Int32(SCHED_RR): return "SCHED_RR"
+        case let p: return "scheduling policy \(p)"
+        }
     }
 
     /// Asks for SCHED_FIFO at `priority` (0 = off) for the calling thread, and logs the outcome.
@@ -25,7 +37,9 @@ public enum Realtime {
         switch outcome {
         case .off: break
         case .direct(let p): log(.info, "audio thread runs SCHED_FIFO priority=\(p)")
-        case .rtkit(let p): log(.info, "audio thread runs SCHED_FIFO priority=\(p) (granted by RTKit)")
+        case .rtkit(let policy, let p):
+            let capped = p < priority ? "; realtime_priority \(priority) is above RTKit's maximum" : ""
+            log(.info, "audio thread runs \(policyName(policy)) priority=\(p) (granted by RTKit\(capped))")
         case .refused(let why):
             log(.warning, "audio thread stays at normal priority (realtime_priority \(priority) refused: \(why)); clicks may break up under heavy load")
         }
@@ -49,7 +63,13 @@ public enum Realtime {
         _ = tabbard_bound_rttime(200_000)
         var why = [CChar](repeating: 0, count: 256)
         let granted = tabbard_rtkit_make_realtime(UInt64(tabbard_gettid()), priority, &why, Int32(why.count))
-        if granted > 0 { return .rtkit(priority: granted) }
+        if granted > 0 {
+            // What the thread now runs at, as the kernel has it (not what was asked for).
+            var policy: Int32 = -1
+            var now = sched_param(sched_priority: granted)
+            _ = pthread_getschedparam(pthread_self(), &policy, &now)
+            return .rtkit(policy: policy, priority: now.sched_priority)
+        }
         return .refused("sched_setscheduler \(direct); \(String(cString: why))")
     }
 }

@@ -245,7 +245,11 @@ final class StallSink: AudioSink, @unchecked Sendable {
         }, box.toOpaque())
         pthread_join(t, nil)
         switch outcome {
-        case .direct(let p), .rtkit(let p):
+        case .rtkit(let policy, let p):
+            // tests/rtkit covers this path with a real rtkit-daemon; here it means no CAP_SYS_NICE.
+            #expect(p > 0 && (policy & 0xff == SCHED_RR || policy & 0xff == SCHED_FIFO))
+            #expect(logs.contains(.info, "audio thread runs \(Realtime.policyName(policy)) priority=\(p)"))
+        case .direct(let p):
             #expect(p > 0)
             #expect(policy & 0xff == SCHED_FIFO, "granted but the thread is not SCHED_FIFO")
             #expect(logs.contains(.info, "audio thread runs SCHED_FIFO"))
