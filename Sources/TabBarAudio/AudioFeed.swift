@@ -114,7 +114,7 @@ extension AudioEngine {
         }
         let t = monotonicNanos()
         let xrunsBefore = sink.xruns
-        try sink.write(mixBuffer, frames: frames)
+        do { try sink.write(mixBuffer, frames: frames) } catch { lostByWrite(nEnds: nEnds); throw error }
         if sink.xruns != xrunsBefore { cutByWrite(nStarts: nStarts, nEnds: nEnds) }
         // What is still ahead of this chunk's first frame, the server's delay included (read
         // after the write: a stream just started only then counts what its cycle still plays).
@@ -164,6 +164,19 @@ extension AudioEngine {
         publishXruns()
         queueMoreAfterXrun()
         signalReports()
+    }
+
+    /// The write failed (the device is gone; the engine closes it next): nothing of this chunk
+    /// was written. A voice that ended in it no longer sounds and was not kept until played, so
+    /// closing would not see it: it is reported here. (Voices still sounding are reported by
+    /// the close.)
+    func lostByWrite(nEnds: Int) {
+        for k in 0..<nEnds {
+            _ = ends[k].0.retain()
+            pushFailure(ends[k].0, voice: ends[k].1, .deviceLost)
+            finishedReport(ends[k].0)
+        }
+        if nEnds > 0 { signalReports() }
     }
 
     /// Keeps a voice that was fully written until the device has played it.

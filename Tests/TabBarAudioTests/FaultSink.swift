@@ -31,6 +31,8 @@ final class FaultSink: AudioSink, @unchecked Sendable {
         /// The write holding a started voice's last frame first meets an underrun (`snd_pcm_writei`
         /// returning -EPIPE, recovered inside `AlsaSink.write`, the chunk then written).
         var xrunAtVoiceEnd = false
+        /// The device disappears at the next write (after a successful `start`).
+        var lossAtWrite = false
         var xruns = 0
         var isOpen = false
         var opens = 0
@@ -59,6 +61,9 @@ final class FaultSink: AudioSink, @unchecked Sendable {
 
     /// The next write that holds the end of a voice begun in an earlier write meets an underrun.
     func injectXrunAtVoiceEnd() { state.withLock { $0.xrunAtVoiceEnd = true } }
+    /// The device disappears at the next write: the stream's start still succeeds (a sound
+    /// server killed while the stream stood by prepared), the write and every call after it fail.
+    func injectLossAtNextWrite() { state.withLock { $0.lossAtWrite = true } }
     /// The device disappears: every device call fails until `plug()`.
     func unplug() { state.withLock { $0.unplugged = true } }
     /// The device is back: the next `open` succeeds.
@@ -125,6 +130,7 @@ final class FaultSink: AudioSink, @unchecked Sendable {
     }
 
     func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
+        state.withLock { s in if s.lossAtWrite { s.lossAtWrite = false; s.unplugged = true } }
         try checkPlugged()
         let xrun = state.withLock { s -> Bool in
             guard s.xrunAtVoiceEnd else { return false }

@@ -11,11 +11,6 @@ import Testing
         return Sound(name: name, samples: [Float](repeating: 0.05, count: frames * 2), format: .standard)
     }
 
-    private func voice(_ r: AudioEngine.PlayResult) -> UInt32? {
-        if case .started(let v) = r { return v }
-        return nil
-    }
-
     @Test func deviceLostWhilePlayingIsReportedAndRecoversWhenBack() throws {
         let logs = LogCollector()
         let sink = FaultSink()
@@ -110,6 +105,27 @@ import Testing
         let v = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
         #expect(collectReports(engine, count: 1).map(\.voice) == [v])
         #expect(eventually { sink.wasWritten(voice: v) })
+    }
+
+    /// The device went away between the stream's start and its first write (PipeWire killed
+    /// while the stream stood by: the start succeeds, the write fails), with a click short
+    /// enough to start and end in that one write — every click at min-quantum 1024, or with the
+    /// cautious 1024 + period queue before the device is measured. It is reported failed.
+    /// Before, a voice that ended in the failed chunk was in no list the engine looks at when
+    /// it closes the device: accepted and lost without a word (tests/pipewire's ServerRestart
+    /// caught it).
+    @Test func aClickWholeInAFailedWriteIsReported() throws {
+        let sink = FaultSink(periodFrames: 256)
+        let click = tone("click", seconds: 0.005)   // 240 frames; the first write is 512
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        sink.injectLossAtNextWrite()
+        let v = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
+        let r = firstReports(engine, for: [v])
+        #expect(r.first?.failure?.hasPrefix("the audio device was lost") == true, "\(r)")
+        #expect(eventually { engine.deviceState.hasPrefix("unavailable: ") })
+        #expect(engine.statsJSON()["voices_failed"]?.intValue == 1)
     }
 
     /// An underrun met by the write of a voice's last chunk (recovered inside the write, so

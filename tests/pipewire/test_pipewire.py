@@ -203,7 +203,7 @@ class ServerRestart(RigCase):
             self.assertLess(time.monotonic() - up, 30, "no click heard within 30 s of the server's restart: %s; "
                             "log:\n%s" % (outcomes, self.daemon.log()[-2000:]))
         self.assertNotIn("lost", outcomes, "accepted clicks lost without a sound.failed event while the server "
-                         "was down or coming back: %s" % outcomes)
+                         "was down or coming back: %s; log:\n%s" % (outcomes, self.daemon.log()[-3000:]))
         for _ in range(3):
             self.assertEqual(self.play_accounted(c, failed), "heard", "a click after recovery")
         # Killed and restarted while the daemon is idle, no click in between: the next click is heard or reported.
