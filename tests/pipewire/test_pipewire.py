@@ -239,6 +239,36 @@ class AutoBeforeServer(RigCase):
                              % (audio.get("sink"), self.daemon.log()[-2000:]))
 
 
+def context_switches(pid):
+    """Voluntary + involuntary context switches of every thread of pid so far (the plugin's too)."""
+    total = 0
+    task = "/proc/%d/task" % pid
+    for tid in os.listdir(task):
+        try:
+            with open(os.path.join(task, tid, "status")) as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        total += int(line.split(":")[1])
+        except OSError:
+            pass   # a thread that just ended
+    return total
+
+
+class IdleAfterStart(RigCase):
+    def test_no_wake_ups_once_the_device_is_measured(self):
+        """After start-up the audio thread measures the device (settle) and then leaves the stream stopped:
+        nothing in the daemon wakes while nobody asks for sound. (The settle used to leave PipeWire's stream
+        active: its plugin thread woke 375 times a second until the first click's idle stop.)"""
+        self.start_rig()
+        self.start_daemon("--audio", "alsa", "--log-level", "debug")
+        wait_for(lambda: "audio settle steps=" in self.daemon.log(), 30, "the settle to finish")
+        window = 2.0
+        before, t0 = context_switches(self.daemon.proc.pid), time.monotonic()
+        wait_for(lambda: time.monotonic() - t0 >= window, window + 5, "the measuring window", step=0.1)
+        woke = context_switches(self.daemon.proc.pid) - before
+        self.assertLessEqual(woke, 4, "the idle daemon's threads woke %d times in %.0f s; log:\n%s"
+                             % (woke, window, self.daemon.log()[-2000:]))
+
 def main():
     global DAEMON, SOUNDS, RIG, MONITOR
     ap = argparse.ArgumentParser()
