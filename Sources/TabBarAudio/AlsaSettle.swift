@@ -10,15 +10,16 @@ extension AlsaSink {
     /// period gets a quantum of one period — unless the server's minimum quantum is larger,
     /// which this finds (the queue then shrinks by `avail_min` only once per longer cycle).
     ///
-    /// A sound requested meanwhile (`wakeFD` readable) is not kept waiting for it: the silence
-    /// is dropped at once, the stream left prepared for the sound, and nothing is learned
+    /// A sound requested meanwhile (`wakeFD` readable) is not kept waiting for the measurement:
+    /// as soon as the stream is seen taking frames (linked: a stream just opened plays into
+    /// nothing until the session manager links it, and a click written then is never heard)
+    /// the silence is dropped, the stream left prepared for the sound, and nothing is learned
     /// (false; `pullFrames` 0, so the engine queues its cautious default until it settles
     /// again, once idle).
     public func settle(wakeFD: Int32) -> Bool {
         pullFrames = 0
         linked = true
         guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return true }
-        if pollReadable(wakeFD, timeoutNanos: 0) { return false }
         // Once idle the stream was dropped: ready it for the silence.
         if snd_pcm_state(pcm) != SND_PCM_STATE_PREPARED && snd_pcm_prepare(pcm) < 0 { return true }
         let rate = Double(max(format.rate, 1))
@@ -29,7 +30,8 @@ extension AlsaSink {
         var last = chunk
         let deadline = monotonicNanos() + 1_000_000_000
         while steps.count < 4 && monotonicNanos() < deadline {
-            if pollReadable(wakeFD, timeoutNanos: 500_000) {
+            // Until the first step the stream is not known to be linked: a sound waits (fd -1: poll only sleeps).
+            if pollReadable(steps.isEmpty ? -1 : wakeFD, timeoutNanos: 500_000) {
                 dropThenStandby()
                 log?(.debug, "audio settle cut short by a sound after \(steps.count) steps device=\(deviceName)")
                 return false

@@ -1,3 +1,4 @@
+import CALSA
 import Glibc
 
 /// `--audio auto`: plays through the real device (`primary`) when it opens, else into a
@@ -16,12 +17,19 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
     private var everOpened = false
     /// Why the real device did not open (empty while it plays).
     public private(set) var primaryProblem = ""
+    /// Always readable: `settle` told that a sound is waiting (the one `start` plays).
+    private let soundWaiting: Int32
 
     public init(primary: AudioSink, standin: AudioSink, log: @escaping AudioLog) {
         self.primary = primary
         self.standin = standin
         self.log = log
+        soundWaiting = tabbard_eventfd()
+        var one: UInt64 = 1
+        _ = Glibc.write(soundWaiting, &one, 8)
     }
+
+    deinit { if soundWaiting >= 0 { Glibc.close(soundWaiting) } }
 
     /// Whether sounds currently go to the stand-in (they are not heard).
     public var usingStandin: Bool { onStandin }
@@ -69,8 +77,9 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
 
     public func start() throws {
         if onStandin && monotonicNanos() &- lastTry >= UInt64(retryInterval * 1e9) {
-            // The sound waiting is played at once; the engine settles the device once idle.
-            _ = tryPrimary()
+            // The device just opened: wait until its stream is linked (a sound is waiting, so
+            // no longer); the engine measures it fully once idle.
+            if tryPrimary() { _ = primary.settle(wakeFD: soundWaiting) }
         }
         try current.start()
     }
