@@ -40,6 +40,17 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public internal(set) var availMin = 0
     /// Seconds `stop` waits at most for the queue to play out before dropping it.
     public var drainDeadline: Double = 0.5
+    /// Whether the PCM is PulseAudio's ALSA plugin (`type pulse`, libasound2-plugins).
+    public private(set) var isPulsePlugin = false
+    /// Frames kept queued beyond the server's pull and one period while voices sound (see
+    /// `AudioSink.refillMarginFrames`): `pulseRefillMargin` through PulseAudio's plugin, else 0.
+    public var refillMarginFrames: Int { isPulsePlugin ? Int(AlsaSink.pulseRefillMargin * Double(format.rate)) : 0 }
+    /// Seconds of refill margin through PulseAudio's plugin. Its server plays a cycle of
+    /// silence when it holds less than a quantum, keeps what it holds for the next cycle and
+    /// tells nobody (docs/AUDIO.md, "PulseAudio's ALSA plugin"), so a refill that arrives
+    /// late puts a hole in the sound instead of an xrun; the margin is the refill's delay it
+    /// absorbs, and a click that fits in the first write cannot get a hole at all.
+    public static let pulseRefillMargin = 0.016
 
     /// Frames the device buffer is asked to hold at least. The engine keeps only what the
     /// server pulls queued (see `AudioEngine`), so a large buffer adds no latency; it is
@@ -79,6 +90,10 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
         self.pcm = pcm
         let type = snd_pcm_type(pcm)
+        isPulsePlugin = type == SND_PCM_TYPE_IOPLUG && AlsaSink.describe(pcm).contains("PulseAudio")
+        if isPulsePlugin {
+            log?(.debug, "audio device is PulseAudio's ALSA plugin: \(refillMarginFrames) frames of refill margin device=\(deviceName)")
+        }
         switch pacingMode {
         case .clock: clockPaced = true; detectPacing = false
         case .device: clockPaced = false; detectPacing = false
@@ -144,6 +159,19 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         snd_pcm_sw_params_set_stop_threshold(pcm, sw, snd_pcm_uframes_t(bufferFrames))
         err = snd_pcm_sw_params(pcm, sw)
         if err < 0 { throw fail("sw_params", err) }
+    }
+
+    /// What `snd_pcm_dump` says of the PCM (an external plugin's first line names it:
+    /// "ALSA <-> PulseAudio PCM I/O Plugin", "ALSA <-> PipeWire PCM I/O Plugin").
+    static func describe(_ pcm: OpaquePointer) -> String {
+        var out: OpaquePointer?
+        guard snd_output_buffer_open(&out) == 0, let out else { return "" }
+        defer { snd_output_close(out) }
+        snd_pcm_dump(pcm, out)
+        var text: UnsafeMutablePointer<CChar>?
+        let n = snd_output_buffer_string(out, &text)
+        guard let text, n > 0 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: Int(n)), as: UTF8.self)
     }
 
     /// Opens and closes the device once: nil when it can be opened, else the reason.
