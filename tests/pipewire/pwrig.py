@@ -81,6 +81,7 @@ class Monitor:
         self.lines = []
         self.onsets = []      # (ns, frame)
         self.gaps = []
+        self.gap_spans = []   # (first frame in the dump, frames): cycles the probe missed, silence in the dump
         self.after_gap = 0    # onsets in the first buffer after a gap (their cycle's time derived from it)
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -105,6 +106,8 @@ class Monitor:
                         self.after_gap += 1
                 elif parts[:1] == ["gap"]:
                     self.gaps.append(int(parts[1]))
+                    if len(parts) >= 4 and parts[2] == "at":
+                        self.gap_spans.append((int(parts[3]), int(parts[1])))
 
     def onsets_after(self, t0):
         with self.lock:
@@ -129,6 +132,13 @@ class Monitor:
         self.reader.join(timeout=10)
         return self.lines
 
+    def missed(self, frame, n):
+        """Whether the probe missed a cycle in dump frames [frame, frame + n), or right before frame (an onset
+        found just after a gap may be a click whose head the probe did not see). The dump has silence there:
+        a difference from the expected click in such a span says nothing about the sink."""
+        with self.lock:
+            return any(at < frame + n and at + m >= frame for at, m in self.gap_spans)
+
     def samples(self):
         """The dump as an array of int16, interleaved stereo."""
         a = array.array("h")
@@ -145,6 +155,29 @@ def wav_frames(path):
         a = array.array("h")
         a.frombytes(w.readframes(w.getnframes()))
     return [tuple(a[i:i + ch]) for i in range(0, len(a), ch)]
+
+
+def damage_kind(samples, frame, expected_stereo):
+    """How a click that click_at found damaged differs: 'hole' when silence was inserted into it (once or more)
+    and everything else followed intact (what a server that plays a silent cycle and keeps the data does), else
+    'lost' (frames missing or changed). None when the click is intact."""
+    n = len(expected_stereo)
+
+    def at(j):
+        k = j * 2
+        return (samples[k], samples[k + 1]) if k + 1 < len(samples) else None
+    i, j, holes = 0, frame, 0
+    while i < n:
+        if at(j) == expected_stereo[i]:
+            i, j = i + 1, j + 1
+            continue
+        gap = 0
+        while at(j + gap) == (0, 0) and gap < RATE:
+            gap += 1
+        if gap == 0 or at(j + gap) != expected_stereo[i]:
+            return "lost"
+        holes, j = holes + 1, j + gap
+    return "hole" if holes else None
 
 
 def click_at(samples, frame, expected_stereo, silence_after):

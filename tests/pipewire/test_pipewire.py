@@ -14,6 +14,9 @@ What a person would notice, checked at the sink:
   and no accepted click is lost without a `sound.failed {voice, name, reason}` event.
 * AutoBeforeServer: `--audio auto` started before the server switches to it: a click requested 1 s after the
   server comes up is heard.
+* PulsePlugin: through PulseAudio's ALSA plugin (`rig_pulse` → pipewire-pulse) no click gets silence inserted
+  into it (the server-side hole of a late refill, which nobody reports) and every accepted click is heard or
+  reported. Clicks that differ where the probe missed cycles are not judged (the dump has silence there).
 
 No fixed sleeps: every wait is for a condition (an onset, an event, the clock passing the end of the previous
 click at the sink), with a generous deadline. The last line is "N passed, N failed"; exit 1 on any failure.
@@ -27,7 +30,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import Client, Daemon, Monitor, Rig, click_at, wait_for, wav_frames  # noqa: E402
+from pwrig import Client, Daemon, Monitor, Rig, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
 
 DAEMON = SOUNDS = RIG = MONITOR = None
 CLICKS = 23                 # the issue's count (0 of 23 intact at min-quantum 1024 before the fix)
@@ -78,8 +81,8 @@ class RigCase(unittest.TestCase):
         self.rig.start()
         self.monitor = Monitor(MONITOR, self.rig, raw=os.path.join(self.rig.dir, "capture.raw"))
 
-    def start_daemon(self, *args):
-        self.daemon = Daemon(DAEMON, SOUNDS, self.rig, ["--alsa-device", "rig"] + list(args))
+    def start_daemon(self, *args, device="rig"):
+        self.daemon = Daemon(DAEMON, SOUNDS, self.rig, ["--alsa-device", device] + list(args))
         c = Client(self.daemon.socket)
         self.clients.append(c)
         return c
@@ -198,6 +201,51 @@ class ServerRestart(RigCase):
             self.assertLess(time.monotonic() - up, 30, "no click heard within 30 s of the second restart")
             first = self.play_accounted(c, failed)
             self.assertNotEqual(first, "lost", "an accepted click lost without a sound.failed after the restart")
+
+
+class PulsePlugin(RigCase):
+    """PulseAudio's ALSA plugin against pipewire-pulse (docs/AUDIO.md, "PulseAudio's ALSA plugin"): the server
+    plays a quantum of silence whenever it holds less than a quantum, keeps what it holds, and the plugin
+    ignores that underflow — a refill a cycle late put 256 silent frames into a click (frame 256 of 576, then
+    the rest), 17 of 60 clicks in one loaded run, none reported. The engine keeps 16 ms more queued there, so
+    a click reaches the server in one write. Without it this fails on a loaded machine (on an idle one the
+    refill is rarely late: the deterministic check is PulseTests in Tests/TabBarAudioTests)."""
+
+    def test_no_click_gets_a_hole_and_none_is_lost_unreported(self):
+        self.start_rig()
+        c = self.start_daemon("--audio", "alsa", device="rig_pulse")
+        c.call("subscribe")
+        heard, unheard = [], []
+        for _ in range(CLICKS):
+            voice, t0 = self.play(c)
+            self.assertIsNotNone(voice, "sound.play was refused through PulseAudio's plugin")
+            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            if o is None:
+                unheard.append(voice)
+                continue
+            heard.append((voice, o))
+            after_click(o[0])
+        for voice in unheard:
+            c.wait_event(lambda e: e.get("method") == "sound.failed" and e["params"].get("voice") == voice,
+                         FAILED_TIMEOUT, "sound.failed for voice %s, accepted and never heard" % voice)
+        engine = c.call("stats.get")["audio"]["engine"]
+        self.monitor.stop()
+        samples = self.monitor.samples()
+        ref = expected_click()
+        holes, lost, checked = [], [], 0
+        for voice, (_, fr) in heard:
+            why = click_at(samples, fr, ref, SILENCE_AFTER)
+            if why and self.monitor.missed(fr, len(ref) + SILENCE_AFTER):
+                continue                   # the probe missed cycles there: not judged
+            checked += 1
+            if why:
+                (holes if damage_kind(samples, fr, ref) == "hole" else lost).append((voice, why))
+        self.assertGreaterEqual(checked, CLICKS // 2, "too few clicks checked: the probe missed cycles in %d of %d"
+                                % (len(heard) - checked, len(heard)))
+        self.assertEqual(holes, [], "silence inserted into clicks at the sink (daemon xruns %s)" % engine.get("xruns"))
+        # Frames missing at the sink without a hole, a probe gap or a server underrun: seen once in ~250 clicks on
+        # a loaded machine (AUDIO.md, the residual); more than one is not that.
+        self.assertLessEqual(len(lost), 1, "clicks with frames missing at the sink: %s" % lost)
 
 
 class AutoBeforeServer(RigCase):
