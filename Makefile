@@ -108,12 +108,12 @@ pipewire-deps: deps
 ## (tests/pipewire/rig.sh, WirePlumber, a null sink): clicks bit-exact at the sink's monitor at quantum 256
 ## and at min-quantum 1024, no accepted click lost without sound.failed across a server restart, `auto`
 ## switching over once the server is up, and through PulseAudio's ALSA plugin (rig_pulse → pipewire-pulse)
-## no click with silence inserted into it.
+## no click with silence inserted into it, and no hang when no session manager links its stream.
 PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
   --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
 test-pipewire: pipewire-deps .build/bench/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
-	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer PulsePlugin
+	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer PulsePlugin PulseNoSessionManager
 
 ## man: the man pages (man/*.scd → .build/man/*.[158], with scdoc)
 MAN_PAGES = .build/man/tabbard.8 .build/man/tabbarctl.1 .build/man/tabbard.conf.5 .build/man/tabbard-web.1

@@ -82,7 +82,7 @@ extension AlsaSink {
     /// (PipeWire's plugin keeps its node running, playing silence), so restarting costs nothing.
     public func standby() -> Bool {
         guard let pcm else { return false }
-        var err = snd_pcm_prepare(pcm)
+        var err = bounded(pcm, snd_pcm_prepare)   // PulseAudio's plugin: a new server stream (AlsaBounded)
         if err == -EBUSY {
             // A kernel PCM refuses to prepare while running: drop first.
             snd_pcm_drop(pcm)

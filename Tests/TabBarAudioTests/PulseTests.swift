@@ -140,3 +140,32 @@ final class PulseLikeSink: AudioSink, @unchecked Sendable {
         #expect(played.first == 256, "the first split after the first quantum: \(played)")
     }
 }
+
+/// `BoundedALSA`: a call into PulseAudio's plugin that waits forever for a session manager must
+/// not take the audio thread (or the daemon's start and stop) with it.
+@Suite(.serialized) struct BoundedCallTests {
+    @Test func aCallThatDoesNotReturnIsGivenUpAndClosedWhenItDoes() {
+        var gate: [Int32] = [-1, -1]
+        #expect(pipe(&gate) == 0)
+        defer { close(gate[0]); close(gate[1]) }
+        let lateResult = Mutex<Int32?>(nil)
+        let before = BoundedALSA.stuck.load(ordering: .acquiring)
+        let start = monotonicNanos()
+        let r = BoundedALSA.run(seconds: 0.2, {
+            var v: UInt8 = 0
+            _ = read(gate[0], &v, 1)       // blocks like the plugin's wait for a stream that is never linked
+            return 7
+        }, late: { r in lateResult.withLock { $0 = r } })
+        #expect(r == nil, "the caller gets nil at the deadline")
+        #expect(monotonicNanos() - start < 5_000_000_000, "and does not wait for the call")
+        #expect(BoundedALSA.stuck.load(ordering: .acquiring) == before + 1, "no new call is started meanwhile")
+        var one: UInt8 = 1
+        _ = write(gate[1], &one, 1)          // the session manager is back: the call returns
+        #expect(eventually { lateResult.withLock { $0 } == 7 }, "the helper hands the late result on (to close the PCM)")
+        #expect(eventually { BoundedALSA.stuck.load(ordering: .acquiring) == before })
+    }
+
+    @Test func aCallThatReturnsInTimeGivesItsResult() {
+        #expect(BoundedALSA.run(seconds: 5, { 42 }, late: { _ in Issue.record("not late") }) == 42)
+    }
+}

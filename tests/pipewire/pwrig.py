@@ -56,6 +56,18 @@ class Rig:
     def stop(self):
         subprocess.run(["bash", self.script, "stop", self.dir], timeout=60)
 
+    def pid(self, name):
+        """The PID `start` recorded for NAME (pipewire, wireplumber, pipewire-pulse, dbus), or None."""
+        try:
+            with open(os.path.join(self.dir, "pids")) as f:
+                for line in f:
+                    p = line.split()
+                    if len(p) == 3 and p[2] == name:
+                        return int(p[0])
+        except OSError:
+            pass
+        return None
+
     def child_env(self, base=None):
         e = dict(os.environ if base is None else base)
         e.update(self.env)
@@ -300,7 +312,13 @@ class Daemon:
                 return True
             except OSError:
                 return False
-        wait_for(up, 30, "tabbard's socket")
+        try:
+            wait_for(up, 30, "tabbard's socket")
+        except Exception:
+            self.proc.kill()                 # never leave a daemon behind that never came up
+            self.proc.wait()
+            self.log_file.close()
+            raise
 
     def log(self):
         with open(self.log_path, errors="replace") as f:

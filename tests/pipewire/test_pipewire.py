@@ -14,6 +14,8 @@ What a person would notice, checked at the sink:
   and no accepted click is lost without a `sound.failed {voice, name, reason}` event.
 * AutoBeforeServer: `--audio auto` started before the server switches to it: a click requested 1 s after the
   server comes up is heard.
+* PulseNoSessionManager: through PulseAudio's ALSA plugin with no session manager (none at start; WirePlumber
+  killed while playing): the daemon comes up, clicks are refused saying why, and SIGTERM stops it.
 * PulsePlugin: through PulseAudio's ALSA plugin (`rig_pulse` → pipewire-pulse) no click gets silence inserted
   into it (the server-side hole of a late refill, which nobody reports) and every accepted click is heard or
   reported. Clicks that differ where the probe missed cycles are not judged (the dump has silence there).
@@ -25,6 +27,7 @@ click at the sink), with a generous deadline. The last line is "N passed, N fail
 import argparse
 import os
 import shutil
+import signal
 import sys
 import time
 import unittest
@@ -246,6 +249,55 @@ class PulsePlugin(RigCase):
         # Frames missing at the sink without a hole, a probe gap or a server underrun: seen once in ~250 clicks on
         # a loaded machine (AUDIO.md, the residual); more than one is not that.
         self.assertLessEqual(len(lost), 1, "clicks with frames missing at the sink: %s" % lost)
+
+
+class PulseNoSessionManager(RigCase):
+    """PulseAudio's ALSA plugin waits, with no deadline, until pipewire-pulse says a new stream is ready, which it
+    does only once a session manager has linked it (AUDIO.md). Before AlsaBounded, with no session manager the
+    daemon never came up (its open did not return), and with WirePlumber killed while it ran, its audio thread
+    hung in the reopen and SIGTERM logged "Stopping" and never "Stopped"."""
+
+    def refused_with_reason(self, c):
+        rid, _ = c.send("sound.play", {"name": "click"})
+        m = c.reply(rid)
+        if "error" not in m:
+            return None
+        return m["error"].get("message", "")
+
+    def test_no_session_manager_at_start(self):
+        self.rig.start("--no-wireplumber")
+        c = self.start_daemon("--audio", "alsa", device="rig_pulse")   # comes up (within Daemon's 30 s)
+        why = wait_for(lambda: self.refused_with_reason(c), 30, "sound.play refused as unavailable")
+        self.assertIn("session manager", why, "the reason says what is true: %r" % why)
+        # tearDown: SIGTERM stops it (exit 0 within 20 s)
+
+    def test_session_manager_killed_while_playing(self):
+        self.start_rig()
+        c = self.start_daemon("--audio", "alsa", device="rig_pulse")
+        c.call("subscribe")
+        voice, t0 = self.play(c)
+        self.assertIsNotNone(self.monitor.wait_onset(t0, HEARD_TIMEOUT), "a click before WirePlumber goes")
+        wp = self.rig.pid("wireplumber")
+        self.assertIsNotNone(wp, "the rig records WirePlumber's PID")
+        os.kill(wp, signal.SIGKILL)
+        wait_for(lambda: not os.path.exists("/proc/%d" % wp) or open("/proc/%d/stat" % wp).read().split()[2] == "Z",
+                 10, "WirePlumber to be gone")
+        # Soon clicks are refused with the reason. (An accepted click meanwhile may be lost unreported: the
+        # unlinked stream can stay scheduled and consume it — AUDIO.md, "What is left".)
+        deadline = time.monotonic() + 60
+        why = None
+        while why is None:
+            self.assertLess(time.monotonic() - deadline, 0, "clicks still accepted 60 s after WirePlumber went")
+            rid, t0 = c.send("sound.play", {"name": "click"})
+            m = c.reply(rid)
+            if "error" in m:
+                why = m["error"].get("message", "")
+                break
+            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            if o is not None:
+                after_click(o[0])
+        self.assertIn("session manager", why, "the reason says what is true: %r" % why)
+        # tearDown: SIGTERM stops it (exit 0 within 20 s) although a call into the plugin is still waiting
 
 
 class AutoBeforeServer(RigCase):
