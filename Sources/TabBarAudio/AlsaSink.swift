@@ -82,7 +82,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         close()
         if let log { AlsaErrorLog.route(to: log) }
         var handle: OpaquePointer?
-        var err = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        let err = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard err >= 0, let pcm = handle else { throw fail("snd_pcm_open", err) }
         let type = snd_pcm_type(pcm)
         isPulsePlugin = type == SND_PCM_TYPE_IOPLUG && AlsaSink.describe(pcm).contains("PulseAudio")
