@@ -109,12 +109,13 @@ pipewire-deps: deps
 ## test-pipewire: the real daemon through ALSA → PipeWire's ALSA plugin → a private headless PipeWire
 ## (tests/pipewire/rig.sh, WirePlumber, a null sink): clicks bit-exact at the sink's monitor at quantum 256
 ## and at min-quantum 1024, no accepted click lost without sound.failed across a server restart, `auto`
-## switching over once the server is up.
+## switching over once the server is up, and through PulseAudio's ALSA plugin (rig_pulse → pipewire-pulse)
+## no click with silence inserted into it, and no hang when no session manager links its stream.
 PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
   --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
 test-pipewire: pipewire-deps .build/bench/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
-	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart
+	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager
 
 ## rtkit-deps: what tests/rtkit needs (rtkit-daemon, polkitd, dbus-daemon, dbus-send, setpriv/prlimit/unshare)
 rtkit-deps: deps

@@ -21,7 +21,7 @@ extension AlsaSink {
         linked = true
         guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return true }
         // Once idle the stream was dropped: ready it for the silence.
-        if snd_pcm_state(pcm) != SND_PCM_STATE_PREPARED && snd_pcm_prepare(pcm) < 0 { return true }
+        if snd_pcm_state(pcm) != SND_PCM_STATE_PREPARED && bounded(pcm, snd_pcm_prepare) < 0 { return true }
         let rate = Double(max(format.rate, 1))
         let chunk = bufferFrames
         memset(bytes, 0, chunk * format.channels * bytesPerSample)
@@ -96,7 +96,7 @@ extension AlsaSink {
     /// (PipeWire's plugin keeps its node running, playing silence), so restarting costs nothing.
     public func standby() -> Bool {
         guard let pcm else { return false }
-        var err = snd_pcm_prepare(pcm)
+        var err = bounded(pcm, snd_pcm_prepare)   // PulseAudio's plugin: a new server stream (AlsaBounded)
         if err == -EBUSY {
             // A kernel PCM refuses to prepare while running: drop first.
             snd_pcm_drop(pcm)

@@ -40,6 +40,19 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public internal(set) var availMin = 0
     /// Seconds `stop` waits at most for the queue to play out before dropping it.
     public var drainDeadline: Double = 0.5
+    /// Whether the PCM is PulseAudio's ALSA plugin (`type pulse`, libasound2-plugins).
+    public private(set) var isPulsePlugin = false
+    /// Why the PCM was given up while open (a call into it passed its deadline), for the next call's error.
+    var closedBecause: String?
+    /// Frames kept queued beyond the server's pull and one period while voices sound (see
+    /// `AudioSink.refillMarginFrames`): `pulseRefillMargin` through PulseAudio's plugin, else 0.
+    public var refillMarginFrames: Int { isPulsePlugin ? Int(AlsaSink.pulseRefillMargin * Double(format.rate)) : 0 }
+    /// Seconds of refill margin through PulseAudio's plugin. Its server plays a cycle of
+    /// silence when it holds less than a quantum, keeps what it holds for the next cycle and
+    /// tells nobody (docs/AUDIO.md, "PulseAudio's ALSA plugin"), so a refill that arrives
+    /// late puts a hole in the sound instead of an xrun; the margin is the refill's delay it
+    /// absorbs, and a click that fits in the first write cannot get a hole at all.
+    public static let pulseRefillMargin = 0.016
 
     /// Frames the device buffer is asked to hold at least. The engine keeps only what the
     /// server pulls queued (see `AudioEngine`), so a large buffer adds no latency; it is
@@ -69,16 +82,16 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         close()
         if let log { AlsaErrorLog.route(to: log) }
         var handle: OpaquePointer?
-        var err = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        let err = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard err >= 0, let pcm = handle else { throw fail("snd_pcm_open", err) }
-        do {
-            try configure(pcm)
-        } catch {
-            snd_pcm_close(pcm)
-            throw error
-        }
-        self.pcm = pcm
         let type = snd_pcm_type(pcm)
+        isPulsePlugin = type == SND_PCM_TYPE_IOPLUG && AlsaSink.describe(pcm).contains("PulseAudio")
+        closedBecause = nil
+        try configureBounded(pcm)
+        self.pcm = pcm
+        if isPulsePlugin {
+            log?(.debug, "audio device is PulseAudio's ALSA plugin: \(refillMarginFrames) frames of refill margin device=\(deviceName)")
+        }
         switch pacingMode {
         case .clock: clockPaced = true; detectPacing = false
         case .device: clockPaced = false; detectPacing = false
@@ -87,6 +100,33 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             detectPacing = !clockPaced
         }
         bytes = .allocate(byteCount: bufferFrames * format.channels * 4, alignment: 16)
+    }
+
+    /// `configure`, closing the PCM when it fails — through PulseAudio's plugin with a deadline
+    /// (its `hw_params` makes a server stream; `BoundedALSA`): one that gives up leaves the PCM to
+    /// the helper thread, which closes it once the call returns.
+    private func configureBounded(_ pcm: OpaquePointer) throws {
+        guard isPulsePlugin else {
+            do { try configure(pcm) } catch { snd_pcm_close(pcm); throw error }
+            return
+        }
+        let handle = PCMHandle(pcm)
+        if BoundedALSA.stuck.load(ordering: .acquiring) > 0 {
+            snd_pcm_close(pcm)
+            throw AudioError.deviceOpen(device: deviceName, reason: AlsaSink.noStreamReason)
+        }
+        let failure = Mutex<AudioError?>(nil)
+        let r = BoundedALSA.run(seconds: AlsaSink.streamDeadline, {
+            do { try self.configure(handle.pcm); return 0 } catch {
+                failure.withLock { $0 = (error as? AudioError) ?? .deviceOpen(device: self.deviceName, reason: "\(error)") }
+                return -1
+            }
+        }, late: { _ in snd_pcm_close(handle.pcm) })
+        guard let r else { throw AudioError.deviceOpen(device: deviceName, reason: AlsaSink.noStreamReason) }
+        if r < 0 {
+            snd_pcm_close(pcm)
+            throw failure.withLock { $0 } ?? AudioError.deviceOpen(device: deviceName, reason: "hw_params")
+        }
     }
 
     private func configure(_ pcm: OpaquePointer) throws {
@@ -146,6 +186,19 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         if err < 0 { throw fail("sw_params", err) }
     }
 
+    /// What `snd_pcm_dump` says of the PCM (an external plugin's first line names it:
+    /// "ALSA <-> PulseAudio PCM I/O Plugin", "ALSA <-> PipeWire PCM I/O Plugin").
+    static func describe(_ pcm: OpaquePointer) -> String {
+        var out: OpaquePointer?
+        guard snd_output_buffer_open(&out) == 0, let out else { return "" }
+        defer { snd_output_close(out) }
+        snd_pcm_dump(pcm, out)
+        var text: UnsafeMutablePointer<CChar>?
+        let n = snd_output_buffer_string(out, &text)
+        guard let text, n > 0 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: Int(n)), as: UTF8.self)
+    }
+
     /// Opens and closes the device once: nil when it can be opened, else the reason.
     public func probe() -> String? {
         let wasOpen = pcm != nil
@@ -160,10 +213,11 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     }
 
     public func start() throws {
-        guard let pcm else { throw AudioError.deviceIO(device: deviceName, reason: "not open") }
+        guard let pcm else { throw AudioError.deviceIO(device: deviceName, reason: closedBecause ?? "not open") }
         let state = snd_pcm_state(pcm)
         if state != SND_PCM_STATE_PREPARED && state != SND_PCM_STATE_RUNNING {
-            let err = snd_pcm_prepare(pcm)
+            let err = bounded(pcm, snd_pcm_prepare)
+            if err == -ETIMEDOUT { throw AudioError.deviceIO(device: deviceName, reason: AlsaSink.noStreamReason) }
             if err < 0 { throw ioError("snd_pcm_prepare", err) }
         }
         pacer.reset()
@@ -174,7 +228,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         if err == -EPIPE || err == -ESTRPIPE || err == -EINTR {
             // Counted only once recovered: a sound server that went away fails the recovery
             // (its plugin cannot prepare again) and is an error, not an underrun.
-            let r = snd_pcm_recover(pcm, err, 1)
+            let r = bounded(pcm) { snd_pcm_recover($0, err, 1) }
+            if r == -ETIMEDOUT { throw AudioError.deviceIO(device: deviceName, reason: AlsaSink.noStreamReason) }
             if r < 0 { throw ioError("\(what) (recover)", r) }
             xruns += 1
             pacer.reset()
@@ -218,7 +273,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     }
 
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        guard let pcm, let bytes else { throw AudioError.deviceIO(device: deviceName, reason: "not open") }
+        guard let pcm, let bytes else { throw AudioError.deviceIO(device: deviceName, reason: closedBecause ?? "not open") }
         let n = min(frames, bufferFrames)
         let count = n * format.channels
         switch bytesPerSample {

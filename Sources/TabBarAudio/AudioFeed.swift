@@ -64,7 +64,7 @@ extension AudioEngine {
             if now &- run.progressAt > limit { return .stalled }
         }
 
-        let target = max(run.pull, period) + period
+        let target = max(run.pull, period) + period + sink.refillMarginFrames
         let urgentChunk = max(min(period / 4, 64), 1)
         let free = sink.bufferFrames - queued
         if free > 0 && (hasNew || (!draining && queued < target)) {

@@ -86,6 +86,10 @@ public protocol AudioSink: AnyObject {
     func settle(wakeFD: Int32) -> Bool
     /// Frames the device takes at once (a sound server's quantum), 0 when not known.
     var pullFrames: Int { get }
+    /// Frames the engine keeps queued beyond the pull and one period while voices sound: room
+    /// for a refill that arrives late where a late refill is not an xrun but an unreported
+    /// hole (PulseAudio's plugin, `AlsaSink.pulseRefillMargin`). 0: none needed.
+    var refillMarginFrames: Int { get }
 }
 
 extension AudioSink {
@@ -102,6 +106,7 @@ extension AudioSink {
     public var canStandby: Bool { false }
     public func settle(wakeFD: Int32) -> Bool { true }
     public var pullFrames: Int { 0 }
+    public var refillMarginFrames: Int { 0 }
 }
 
 /// Paces a stream that the device does not pace: frames are "played" at the

@@ -42,6 +42,7 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
     public var pacing: StreamPacing { current.pacing }
     public var xruns: Int { current.xruns }
     public var pullFrames: Int { current.pullFrames }
+    public var refillMarginFrames: Int { current.refillMarginFrames }
 
     public func open() throws {
         if tryPrimary() { return }

@@ -109,7 +109,7 @@ static void on_capture(void *data)
 		 * cycle's start minus that cycle's length: exact when the missed frames are whole cycles of this
 		 * buffer's size (a graph restarting at its quantum), else the gap is taken as one cycle. */
 		int64_t missed = (int64_t)(t.ticks - m.prev_ticks) - (int64_t)m.prev_frames;
-		printf("gap %lld\n", (long long)missed);
+		printf("gap %lld at %llu\n", (long long)missed, (unsigned long long)m.frames);  /* at: its first frame in the dump */
 		if (missed > 0 && missed < (int64_t)RATE * 10) {
 			int64_t last = missed % n == 0 ? n : missed;
 			m.prev_now = t.now - last * 1000000000LL / RATE;

@@ -26,7 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "pipewire"))
-from pwrig import Client, Daemon, Monitor, Rig, click_at, wait_for, wav_frames  # noqa: E402
+from pwrig import Client, Daemon, Monitor, Rig, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
 
 
 # Leading silence of the padded click for the cached-sample rows (Bench.padded): more than the ~10 ms the
@@ -66,6 +66,7 @@ class Bench:
         before the previous click has passed the sink."""
         lat, missed = [], 0
         self.heard = []                           # the events' onsets (ns, frame in the dump)
+        self.heard_events = []                    # which event (0…n-1) each onset belongs to
         nxt = max(now_ns(), start)
         for k in range(n):
             if k == 5 and missed == 5:
@@ -81,6 +82,7 @@ class Bench:
             else:
                 lat.append((o[0] - t0) / 1e6)
                 self.heard.append(o)
+                self.heard_events.append(k)
                 nxt = max(o[0] + 60_000_000, t0 + int(random.uniform(*spacing) * 1e9))
         return lat, missed
 
@@ -109,6 +111,7 @@ class Bench:
             mon = Monitor(self.a.monitor, rig, raw=raw)
             d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device], config=self.daemon_config())
             c = Client(d.socket)
+        c.call("subscribe")   # sound.failed: is every damaged or lost click reported?
         # Warm-up (not counted): clicks until one is heard — the first one after the stream opens can be lost
         # (the stream runs before WirePlumber links it); how many were lost is recorded.
         warmup_lost = 0
@@ -128,26 +131,47 @@ class Bench:
             wait_for(lambda: c.call("stats.get")["audio"]["engine"].get("state") == stopped, 60, stopped)
             start = now_ns()
 
+        asked = []                                # each event's voice (None: refused)
+
         def req():
             rid, t0 = c.send("sound.play", {"name": "click"})
-            c.reply(rid)
+            asked.append(c.reply(rid).get("result", {}).get("voice"))
             return t0, None
         lat, missed = self.events(mon, n, spacing, req, start=start)
         engine = c.call("stats.get")["audio"]["engine"]
+        for _ in range(10):                       # reports of the last clicks (the engine sends them as they end)
+            c.pump(0.1)
+        failed = {e["params"].get("voice") for e in c.events if e.get("method") == "sound.failed"}
         c.close()
         d.stop()
         closing = mon.stop()
         s = mon.samples()
         # Intact: the measured events' clicks (not the warm-up's), each bit-exact and followed by silence.
-        checks = [click_at(s, fr, self.ref, 480) for _, fr in self.heard]
-        # A passive capture ends with the graph, so the last click's trailing silence may not be in it: unchecked.
-        unchecked = sum(1 for why in checks if why == "the capture ends before the click does")
-        damage = [why for why in checks if why and why != "the capture ends before the click does"]
+        # Unchecked: a passive capture ends with the graph, so the last click's trailing silence may not be in
+        # it; and a click that differs where the probe missed cycles (its dump has silence there, whatever the
+        # sink played) says nothing about the sink.
+        unchecked, probe_missed, damage, unreported = 0, 0, [], 0
+        heard_voices = {asked[k] for k in self.heard_events}
+        for (_, fr), k in zip(self.heard, self.heard_events):
+            why = click_at(s, fr, self.ref, 480)
+            if why == "the capture ends before the click does":
+                unchecked += 1
+            elif why and mon.missed(fr, len(self.ref) + 480):
+                unchecked += 1
+                probe_missed += 1
+            elif why:
+                damage.append("%s (%s)" % (why, damage_kind(s, fr, self.ref)))
+                unreported += asked[k] not in failed
         intact = len(self.heard) - len(damage) - unchecked
+        # Not heard at all: reported or not.
+        lost_unreported = sum(1 for v in asked if v is not None and v not in heard_voices and v not in failed)
         os.unlink(mon.raw)
         keys = ("latency_p50_us", "latency_p99_us", "frames_ahead_p50", "frames_ahead_max", "xruns", "period_frames",
                 "buffer_frames")
         return dict(dist(lat), missed=missed, warmup_lost=warmup_lost, intact=intact, unchecked=unchecked, clicks=len(self.heard), onsets=len(mon.onsets),
+                    damaged=len(damage), holes=sum(1 for d in damage if d.endswith("(hole)")),
+                    damaged_unreported=unreported, not_heard_unreported=lost_unreported,
+                    sound_failed=len(failed & set(asked)), probe_missed=probe_missed,
                     first_damage=damage[0] if damage else None, after_gap=mon.after_gap, gaps=len(mon.gaps),
                     quantum=self.quantum(closing),
                     daemon={k: engine.get(k) for k in keys})
@@ -314,7 +338,13 @@ def table(res):
                 extra = "  intact %d/%d, xruns %s, daemon p50 %s µs" % (d["intact"], d["clicks"], d["daemon"]["xruns"],
                                                                        d["daemon"]["latency_p50_us"])
                 if d.get("unchecked"):
-                    extra += " (%d unchecked: the capture ended first)" % d["unchecked"]
+                    extra += " (%d unchecked: %d where the probe missed cycles, the rest where the capture ended first)" % (
+                        d["unchecked"], d.get("probe_missed", 0))
+                if d.get("damaged"):
+                    extra += ", damaged %d (%d holes), %d of them without sound.failed" % (
+                        d["damaged"], d.get("holes", 0), d.get("damaged_unreported", 0))
+                if d.get("not_heard_unreported"):
+                    extra += ", %d not heard and not reported" % d["not_heard_unreported"]
                 if d.get("after_gap"):
                     extra += ", %d onsets timed across a gap" % d["after_gap"]
             rows.append("  %-48s n=%-3s p50 %6s  p90 %6s  p99 %6s ms  quantum %s  missed %s%s" % (

@@ -56,6 +56,18 @@ class Rig:
     def stop(self):
         subprocess.run(["bash", self.script, "stop", self.dir], timeout=60)
 
+    def pid(self, name):
+        """The PID `start` recorded for NAME (pipewire, wireplumber, pipewire-pulse, dbus), or None."""
+        try:
+            with open(os.path.join(self.dir, "pids")) as f:
+                for line in f:
+                    p = line.split()
+                    if len(p) == 3 and p[2] == name:
+                        return int(p[0])
+        except OSError:
+            pass
+        return None
+
     def child_env(self, base=None):
         e = dict(os.environ if base is None else base)
         e.update(self.env)
@@ -81,6 +93,7 @@ class Monitor:
         self.lines = []
         self.onsets = []      # (ns, frame)
         self.gaps = []
+        self.gap_spans = []   # (first frame in the dump, frames): cycles the probe missed, silence in the dump
         self.after_gap = 0    # onsets in the first buffer after a gap (their cycle's time derived from it)
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -105,6 +118,8 @@ class Monitor:
                         self.after_gap += 1
                 elif parts[:1] == ["gap"]:
                     self.gaps.append(int(parts[1]))
+                    if len(parts) >= 4 and parts[2] == "at":
+                        self.gap_spans.append((int(parts[3]), int(parts[1])))
 
     def onsets_after(self, t0):
         with self.lock:
@@ -129,6 +144,13 @@ class Monitor:
         self.reader.join(timeout=10)
         return self.lines
 
+    def missed(self, frame, n):
+        """Whether the probe missed a cycle in dump frames [frame, frame + n), or right before frame (an onset
+        found just after a gap may be a click whose head the probe did not see). The dump has silence there:
+        a difference from the expected click in such a span says nothing about the sink."""
+        with self.lock:
+            return any(at < frame + n and at + m >= frame for at, m in self.gap_spans)
+
     def samples(self):
         """The dump as an array of int16, interleaved stereo."""
         a = array.array("h")
@@ -145,6 +167,29 @@ def wav_frames(path):
         a = array.array("h")
         a.frombytes(w.readframes(w.getnframes()))
     return [tuple(a[i:i + ch]) for i in range(0, len(a), ch)]
+
+
+def damage_kind(samples, frame, expected_stereo):
+    """How a click that click_at found damaged differs: 'hole' when silence was inserted into it (once or more)
+    and everything else followed intact (what a server that plays a silent cycle and keeps the data does), else
+    'lost' (frames missing or changed). None when the click is intact."""
+    n = len(expected_stereo)
+
+    def at(j):
+        k = j * 2
+        return (samples[k], samples[k + 1]) if k + 1 < len(samples) else None
+    i, j, holes = 0, frame, 0
+    while i < n:
+        if at(j) == expected_stereo[i]:
+            i, j = i + 1, j + 1
+            continue
+        gap = 0
+        while at(j + gap) == (0, 0) and gap < RATE:
+            gap += 1
+        if gap == 0 or at(j + gap) != expected_stereo[i]:
+            return "lost"
+        holes, j = holes + 1, j + gap
+    return "hole" if holes else None
 
 
 def click_at(samples, frame, expected_stereo, silence_after):
@@ -267,7 +312,13 @@ class Daemon:
                 return True
             except OSError:
                 return False
-        wait_for(up, 30, "tabbard's socket")
+        try:
+            wait_for(up, 30, "tabbard's socket")
+        except Exception:
+            self.proc.kill()                 # never leave a daemon behind that never came up
+            self.proc.wait()
+            self.log_file.close()
+            raise
 
     def log(self):
         with open(self.log_path, errors="replace") as f:

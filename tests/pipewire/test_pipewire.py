@@ -14,6 +14,11 @@ What a person would notice, checked at the sink:
   and no accepted click is lost without a `sound.failed {voice, name, reason}` event.
 * AutoBeforeServer: `--audio auto` started before the server switches to it: a click requested 1 s after the
   server comes up is heard.
+* PulseNoSessionManager: through PulseAudio's ALSA plugin with no session manager (none at start; WirePlumber
+  killed while playing): the daemon comes up, clicks are refused saying why, and SIGTERM stops it.
+* PulsePlugin: through PulseAudio's ALSA plugin (`rig_pulse` → pipewire-pulse) no click gets silence inserted
+  into it (the server-side hole of a late refill, which nobody reports) and every accepted click is heard or
+  reported. Clicks that differ where the probe missed cycles are not judged (the dump has silence there).
 
 No fixed sleeps: every wait is for a condition (an onset, an event, the clock passing the end of the previous
 click at the sink), with a generous deadline. The last line is "N passed, N failed"; exit 1 on any failure.
@@ -22,12 +27,13 @@ click at the sink), with a generous deadline. The last line is "N passed, N fail
 import argparse
 import os
 import shutil
+import signal
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import Client, Daemon, Monitor, Rig, click_at, wait_for, wav_frames  # noqa: E402
+from pwrig import Client, Daemon, Monitor, Rig, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
 
 DAEMON = SOUNDS = RIG = MONITOR = None
 CLICKS = 23                 # the issue's count (0 of 23 intact at min-quantum 1024 before the fix)
@@ -78,8 +84,8 @@ class RigCase(unittest.TestCase):
         self.rig.start()
         self.monitor = Monitor(MONITOR, self.rig, raw=os.path.join(self.rig.dir, "capture.raw"))
 
-    def start_daemon(self, *args):
-        self.daemon = Daemon(DAEMON, SOUNDS, self.rig, ["--alsa-device", "rig"] + list(args))
+    def start_daemon(self, *args, device="rig"):
+        self.daemon = Daemon(DAEMON, SOUNDS, self.rig, ["--alsa-device", device] + list(args))
         c = Client(self.daemon.socket)
         self.clients.append(c)
         return c
@@ -222,6 +228,100 @@ class ServerRestart(RigCase):
             self.assertLess(time.monotonic() - up, 30, "no click heard within 30 s of the second restart")
             first = self.play_accounted(c, failed)
             self.assertNotEqual(first, "lost", "an accepted click lost without a sound.failed after the restart")
+
+
+class PulsePlugin(RigCase):
+    """PulseAudio's ALSA plugin against pipewire-pulse (docs/AUDIO.md, "PulseAudio's ALSA plugin"): the server
+    plays a quantum of silence whenever it holds less than a quantum, keeps what it holds, and the plugin
+    ignores that underflow — a refill a cycle late put 256 silent frames into a click (frame 256 of 576, then
+    the rest), 17 of 60 clicks in one loaded run, none reported. The engine keeps 16 ms more queued there, so
+    a click reaches the server in one write. Without it this fails on a loaded machine (on an idle one the
+    refill is rarely late: the deterministic check is PulseTests in Tests/TabBarAudioTests)."""
+
+    def test_no_click_gets_a_hole_and_none_is_lost_unreported(self):
+        self.start_rig()
+        c = self.start_daemon("--audio", "alsa", device="rig_pulse")
+        c.call("subscribe")
+        heard, unheard = [], []
+        for _ in range(CLICKS):
+            voice, t0 = self.play(c)
+            self.assertIsNotNone(voice, "sound.play was refused through PulseAudio's plugin")
+            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            if o is None:
+                unheard.append(voice)
+                continue
+            heard.append((voice, o))
+            after_click(o[0])
+        for voice in unheard:
+            c.wait_event(lambda e: e.get("method") == "sound.failed" and e["params"].get("voice") == voice,
+                         FAILED_TIMEOUT, "sound.failed for voice %s, accepted and never heard" % voice)
+        engine = c.call("stats.get")["audio"]["engine"]
+        self.monitor.stop()
+        samples = self.monitor.samples()
+        ref = expected_click()
+        holes, lost, checked = [], [], 0
+        for voice, (_, fr) in heard:
+            why = click_at(samples, fr, ref, SILENCE_AFTER)
+            if why and self.monitor.missed(fr, len(ref) + SILENCE_AFTER):
+                continue                   # the probe missed cycles there: not judged
+            checked += 1
+            if why:
+                (holes if damage_kind(samples, fr, ref) == "hole" else lost).append((voice, why))
+        self.assertGreaterEqual(checked, CLICKS // 2, "too few clicks checked: the probe missed cycles in %d of %d"
+                                % (len(heard) - checked, len(heard)))
+        self.assertEqual(holes, [], "silence inserted into clicks at the sink (daemon xruns %s)" % engine.get("xruns"))
+        # Frames missing at the sink without a hole, a probe gap or a server underrun: seen once in ~250 clicks on
+        # a loaded machine (AUDIO.md, the residual); more than one is not that.
+        self.assertLessEqual(len(lost), 1, "clicks with frames missing at the sink: %s" % lost)
+
+
+class PulseNoSessionManager(RigCase):
+    """PulseAudio's ALSA plugin waits, with no deadline, until pipewire-pulse says a new stream is ready, which it
+    does only once a session manager has linked it (AUDIO.md). Before AlsaBounded, with no session manager the
+    daemon never came up (its open did not return), and with WirePlumber killed while it ran, its audio thread
+    hung in the reopen and SIGTERM logged "Stopping" and never "Stopped"."""
+
+    def refused_with_reason(self, c):
+        rid, _ = c.send("sound.play", {"name": "click"})
+        m = c.reply(rid)
+        if "error" not in m:
+            return None
+        return m["error"].get("message", "")
+
+    def test_no_session_manager_at_start(self):
+        self.rig.start("--no-wireplumber")
+        c = self.start_daemon("--audio", "alsa", device="rig_pulse")   # comes up (within Daemon's 30 s)
+        why = wait_for(lambda: self.refused_with_reason(c), 30, "sound.play refused as unavailable")
+        self.assertIn("session manager", why, "the reason says what is true: %r" % why)
+        # tearDown: SIGTERM stops it (exit 0 within 20 s)
+
+    def test_session_manager_killed_while_playing(self):
+        self.start_rig()
+        c = self.start_daemon("--audio", "alsa", device="rig_pulse")
+        c.call("subscribe")
+        voice, t0 = self.play(c)
+        self.assertIsNotNone(self.monitor.wait_onset(t0, HEARD_TIMEOUT), "a click before WirePlumber goes")
+        wp = self.rig.pid("wireplumber")
+        self.assertIsNotNone(wp, "the rig records WirePlumber's PID")
+        os.kill(wp, signal.SIGKILL)
+        wait_for(lambda: not os.path.exists("/proc/%d" % wp) or open("/proc/%d/stat" % wp).read().split()[2] == "Z",
+                 10, "WirePlumber to be gone")
+        # Soon clicks are refused with the reason. (An accepted click meanwhile may be lost unreported: the
+        # unlinked stream can stay scheduled and consume it — AUDIO.md, "What is left".)
+        deadline = time.monotonic() + 60
+        why = None
+        while why is None:
+            self.assertLess(time.monotonic() - deadline, 0, "clicks still accepted 60 s after WirePlumber went")
+            rid, t0 = c.send("sound.play", {"name": "click"})
+            m = c.reply(rid)
+            if "error" in m:
+                why = m["error"].get("message", "")
+                break
+            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            if o is not None:
+                after_click(o[0])
+        self.assertIn("session manager", why, "the reason says what is true: %r" % why)
+        # tearDown: SIGTERM stops it (exit 0 within 20 s) although a call into the plugin is still waiting
 
 
 class AutoBeforeServer(RigCase):
