@@ -10,9 +10,11 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import unittest
 import wave
 
 RATE = 48000
@@ -28,6 +30,28 @@ def wait_for(cond, timeout, what, step=0.02):
         if time.monotonic() >= end:
             raise TimeoutError("timed out after %.0f s waiting for %s" % (timeout, what))
         time.sleep(step)
+
+
+def terminate(proc, timeout=20):
+    """SIGTERM to a child we started, SIGKILL if it has not exited after timeout seconds; its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def run_tests(module, names):
+    """Runs the unittest cases of module (all, or those named), prints "N passed, M failed", exits 1 on any failure."""
+    loader = unittest.TestLoader()
+    suite = loader.loadTestsFromNames(names, module) if names else loader.loadTestsFromModule(module)
+    res = unittest.TextTestRunner(verbosity=2).run(suite)
+    bad = len(res.failures) + len(res.errors)
+    print("%d passed, %d failed" % (res.testsRun - bad, bad))
+    sys.exit(1 if bad else 0)
 
 
 class Rig:
@@ -325,12 +349,6 @@ class Daemon:
             return f.read()
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        rc = terminate(self.proc)
         self.log_file.close()
-        return self.proc.returncode
+        return rc

@@ -33,7 +33,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import Client, Daemon, Monitor, Rig, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
+from pwrig import Client, Daemon, Monitor, Rig, click_at, damage_kind, run_tests, wait_for, wav_frames  # noqa: E402
 
 DAEMON = SOUNDS = RIG = MONITOR = None
 CLICKS = 23                 # the count (0 of 23 intact at min-quantum 1024 before the fix)
@@ -380,13 +380,7 @@ def main():
     a = ap.parse_args()
     DAEMON, SOUNDS, RIG, MONITOR = (os.path.abspath(a.daemon), os.path.abspath(a.sounds), os.path.abspath(a.rig),
                                     os.path.abspath(a.monitor))
-    loader = unittest.TestLoader()
-    mod = sys.modules[__name__]
-    suite = loader.loadTestsFromNames(a.names, mod) if a.names else loader.loadTestsFromModule(mod)
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    bad = len(res.failures) + len(res.errors)
-    print("%d passed, %d failed" % (res.testsRun - bad, bad))
-    sys.exit(1 if bad else 0)
+    run_tests(sys.modules[__name__], a.names)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ usage: tests/rtkit/test_rtkit.py --daemon PATH/TO/tabbard
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,23 +29,15 @@ import threading
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipewire"))
+from pwrig import run_tests, terminate, wait_for  # noqa: E402  (the helpers both real-system suites share)
+
 DAEMON = None
 NOBODY = 65534
 RULE = """polkit.addRule(function(action, subject) {
     if (action.id.indexOf("org.freedesktop.RealtimeKit1.") == 0) return polkit.Result.YES;
 });
 """
-
-
-def wait_for(cond, timeout, what, step=0.02):
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() >= end:
-            raise TimeoutError("timed out after %.0f s waiting for %s" % (timeout, what))
-        time.sleep(step)
 
 
 class Proc:
@@ -71,15 +62,9 @@ class Proc:
             return "\n".join(self.lines)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        rc = terminate(self.proc)
         self.reader.join(timeout=5)
-        return self.proc.returncode
+        return rc
 
 
 class SystemBus:
@@ -272,13 +257,7 @@ def main():
         print("SKIP: %s (tests/rtkit needs root and mount namespaces: it starts polkitd and rtkit-daemon and "
               "runs tabbard as nobody)" % why)
         sys.exit(1 if os.environ.get("RTKIT_REQUIRED") == "1" else 0)
-    loader = unittest.TestLoader()
-    mod = sys.modules[__name__]
-    suite = loader.loadTestsFromNames(a.names, mod) if a.names else loader.loadTestsFromModule(mod)
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    bad = len(res.failures) + len(res.errors)
-    print("%d passed, %d failed" % (res.testsRun - bad, bad))
-    sys.exit(1 if bad else 0)
+    run_tests(sys.modules[__name__], a.names)
 
 
 if __name__ == "__main__":
