@@ -10,32 +10,27 @@ extension AlsaSink {
     /// period gets a quantum of one period — unless the server's minimum quantum is larger,
     /// which this finds (the queue then shrinks by `avail_min` only once per longer cycle).
     ///
-    /// A sound requested meanwhile (`wakeFD` readable) is not kept waiting for the measurement:
-    /// as soon as the stream is seen taking frames (linked: a stream just opened plays into
-    /// nothing until the session manager links it, and a click written then is never heard)
-    /// the silence is dropped, the stream left prepared for the sound, and nothing is learned
-    /// (false; `pullFrames` 0, so the engine queues its cautious default until it settles
-    /// again, once idle).
-    public func settle(wakeFD: Int32) -> Bool {
+    /// A sound requested meanwhile (`wakeFD` readable) ends the measurement as soon as two
+    /// steps are seen — the fewest that tell the pull (`pull` sets the first aside), and by
+    /// then the stream is surely linked (one just opened plays into nothing until the session
+    /// manager links it: a click written then was never heard). The rest of the silence is
+    /// dropped and the sound goes next. (Cut short before the pull was known, `avail_min` was
+    /// left at one period, and at min-quantum 1024 steady clicks then waited two cycles.)
+    public func settle(wakeFD: Int32) {
         pullFrames = 0
         linked = true
-        guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return true }
-        // Once idle the stream was dropped: ready it for the silence.
-        if snd_pcm_state(pcm) != SND_PCM_STATE_PREPARED && bounded(pcm, snd_pcm_prepare) < 0 { return true }
+        guard let pcm, !clockPaced, let bytes, snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG else { return }
         let rate = Double(max(format.rate, 1))
         let chunk = bufferFrames
         memset(bytes, 0, chunk * format.channels * bytesPerSample)
-        guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return true }
+        guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return }
         var steps: [(UInt64, Int)] = []
         var last = chunk
+        var cut = false
         let deadline = monotonicNanos() + 1_000_000_000
         while steps.count < 4 && monotonicNanos() < deadline {
-            // Until the first step the stream is not known to be linked: a sound waits (fd -1: poll only sleeps).
-            if pollReadable(steps.isEmpty ? -1 : wakeFD, timeoutNanos: 500_000) {
-                dropThenStandby()
-                log?(.debug, "audio settle cut short by a sound after \(steps.count) steps device=\(deviceName)")
-                return false
-            }
+            // fd -1 until two steps: poll only sleeps.
+            if pollReadable(steps.count < 2 ? -1 : wakeFD, timeoutNanos: 500_000) { cut = true; break }
             let avail = snd_pcm_avail(pcm)
             if avail < 0 { break }
             let q = bufferFrames - Int(avail)
@@ -43,11 +38,11 @@ extension AlsaSink {
             if q == 0 { break }
         }
         dropThenStandby()
-        log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })")
+        log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })\(cut ? " (cut short by a sound)" : "")")
         guard steps.count >= 2 else {
             linked = !steps.isEmpty
             if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
-            return true
+            return
         }
         let pull = AlsaSink.pull(steps: steps, availMin: availMin, rate: rate)
         if pull > availMin {
@@ -55,7 +50,6 @@ extension AlsaSink {
             log?(.info, "audio server takes \(pull) frames a cycle; avail_min raised to \(availMin) device=\(deviceName)")
         }
         pullFrames = max(pull, 1)
-        return true
     }
 
     /// What the server takes a cycle, from `settle`'s steps (when the queue shrank, by how much).

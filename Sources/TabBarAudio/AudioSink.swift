@@ -79,11 +79,9 @@ public protocol AudioSink: AnyObject {
     func standby() -> Bool
     /// Whether `standby` is supported; when not, the engine feeds silence until the idle stop.
     var canStandby: Bool { get }
-    /// Called on the audio thread after an `open` (and, if it was cut short, again once the
-    /// stream is idle): a sink may measure the device here. A sound waiting goes first: the
-    /// sink stops as soon as `wakeFD` is readable, leaves the stream ready for it, and returns
-    /// false (nothing measured). True when done (or there is nothing to measure).
-    func settle(wakeFD: Int32) -> Bool
+    /// Called on the audio thread after each successful `open`: a sink may measure the device
+    /// here. A sound waiting (`wakeFD` readable) shortens it to the least that tells the pull.
+    func settle(wakeFD: Int32)
     /// Frames the device takes at once (a sound server's quantum), 0 when not known.
     var pullFrames: Int { get }
     /// Frames the engine keeps queued beyond the pull and one period while voices sound: room
@@ -104,7 +102,7 @@ extension AudioSink {
     public func delayFrames() throws -> Int { try queuedFrames() }
     public func standby() -> Bool { false }
     public var canStandby: Bool { false }
-    public func settle(wakeFD: Int32) -> Bool { true }
+    public func settle(wakeFD: Int32) {}
     public var pullFrames: Int { 0 }
     public var refillMarginFrames: Int { 0 }
 }

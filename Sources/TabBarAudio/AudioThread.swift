@@ -25,9 +25,6 @@ struct RunState {
     /// The sink's own measure of its pull last adopted, and its pacing then.
     var sinkPull = 0
     var sinkPacing = StreamPacing.clock
-    /// Whether the sink has settled since it was opened (or switched devices): a settle cut
-    /// short by a sound is done again once the stream is idle.
-    var settled = false
     /// When the device last ran out of sound (standby or the idle stop; 0: never): the silence
     /// since then releases the limiter before the next run.
     var silentSince: UInt64 = 0
@@ -87,9 +84,9 @@ extension AudioEngine {
     }
 
     /// Lets the sink measure the device (audio thread), then sizes the queue by what it found.
-    /// A sound requested meanwhile cuts it short (it is played first; `run.settled` stays false).
+    /// A sound requested meanwhile shortens the measurement (`AudioSink.settle`).
     func settleSink() {
-        run.settled = sink.settle(wakeFD: wakeFD)
+        sink.settle(wakeFD: wakeFD)
         adoptSinkPull()
     }
 
@@ -97,12 +94,8 @@ extension AudioEngine {
     /// `--audio auto` moving from the null sink to the device): what it measured, else — a
     /// device not measured yet — the cautious `initialPullFrames`.
     func adoptSinkPull() {
-        if sink.pacing != run.sinkPacing {
-            run.sinkPacing = sink.pacing
-            run.settled = false
-        } else if sink.pullFrames == run.sinkPull {
-            return
-        }
+        guard sink.pacing != run.sinkPacing || sink.pullFrames != run.sinkPull else { return }
+        run.sinkPacing = sink.pacing
         run.sinkPull = sink.pullFrames
         run.pull = sink.clockPaced ? sink.periodFrames
             : sink.pullFrames > 0 ? sink.pullFrames : max(initialPullFrames, sink.periodFrames)
@@ -185,7 +178,6 @@ extension AudioEngine {
                 } else if stopping.load(ordering: .acquiring) {
                     continue
                 } else if mode == .idle {
-                    if !run.settled { settleSink(); continue }
                     _ = pollReadable(wakeFD, timeoutNanos: nil)
                 } else {
                     let quiet = monotonicNanos() &- lastSound

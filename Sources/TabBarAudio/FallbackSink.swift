@@ -78,9 +78,8 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
 
     public func start() throws {
         if onStandin && monotonicNanos() &- lastTry >= UInt64(retryInterval * 1e9) {
-            // The device just opened: wait until its stream is linked (a sound is waiting, so
-            // no longer); the engine measures it fully once idle.
-            if tryPrimary() { _ = primary.settle(wakeFD: soundWaiting) }
+            // The device just opened: measure it, only as long as it takes (a sound waits).
+            if tryPrimary() { primary.settle(wakeFD: soundWaiting) }
         }
         try current.start()
     }
@@ -97,7 +96,7 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
         return primary.standby()
     }
     public var canStandby: Bool { onStandin || primary.canStandby }
-    public func settle(wakeFD: Int32) -> Bool { current.settle(wakeFD: wakeFD) }
+    public func settle(wakeFD: Int32) { current.settle(wakeFD: wakeFD) }
     public func stop() { current.stop() }
     public func close() {
         if onStandin {

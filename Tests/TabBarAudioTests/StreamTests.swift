@@ -11,7 +11,7 @@ class StandbySink: AudioSink, @unchecked Sendable {
     var deviceName: String { "standby" }
     var pacing: StreamPacing { .clock }
     init() {}
-    func settle(wakeFD: Int32) -> Bool { true }
+    func settle(wakeFD: Int32) {}
     var pullFrames: Int { 0 }
     var xruns: Int { pacer.underruns }
     var canStandby: Bool { true }
