@@ -78,7 +78,7 @@ public struct Item: Equatable, Sendable {
 }
 
 /// Hit shape of the center item. Wire strings: `rect`, `circle`.
-public enum CenterShape: String, Equatable, Sendable {
+public enum CenterShape: String, Equatable, Sendable, CaseIterable {
     case rect
     case circle
 }
@@ -167,7 +167,7 @@ public struct Visibility: Equatable, Sendable {
 }
 
 /// Feedback profile. Wire strings: `full`, `quiet` (reduced volume, selection clicks only), `silent`.
-public enum FeedbackProfile: String, Equatable, Sendable {
+public enum FeedbackProfile: String, Equatable, Sendable, CaseIterable {
     case full
     case quiet
     case silent

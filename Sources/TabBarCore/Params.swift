@@ -163,8 +163,20 @@ public struct Params: Sendable {
     }
 
     /// A string that must be one of an enum's raw values.
-    public func choice<E: RawRepresentable>(_ key: some FieldName, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E?
+    /// A plain string (no escapes) is matched by its bytes against the cases' raw values,
+    /// making no `String`; anything else takes the general way (and its errors).
+    public func choice<E: RawRepresentable & CaseIterable>(_ key: some FieldName, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E?
     where E.RawValue == String {
+        guard let v = self[key], !v.isNull else { return nil }
+        if v.kind == .string {
+            let raw = v.inner
+            for e in E.allCases {
+                var name = e.rawValue
+                if name.withUTF8({ $0.count == raw.count && (raw.count == 0 || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count)) }) {
+                    return e
+                }
+            }
+        }
         guard let s = try string(key, maxLength: 64) else { return nil }
         guard let e = E(rawValue: s) else {
             let key = key.text
