@@ -16,12 +16,14 @@ extension Server {
     func apply(_ command: StateCommand, method: String, params: JSONValue?, id: JSON?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
-        var before = batch.open ? nil : reducer.state
+        var opening = !batch.open
+        if opening { batch.keep(state: reducer.state) }
         var seqBefore = reducer.state.seq
         var outcome = reducer.reduce(command, at: nowMs())
         if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
-            before = reducer.state
+            opening = true
+            batch.keep(state: reducer.state)
             seqBefore = reducer.state.seq
             outcome = reducer.reduce(command, at: nowMs())
         }
@@ -30,7 +32,7 @@ extension Server {
             if let c { answer(id: id, outcome.reply, to: c) }
             return
         }
-        if let before { batch.join(state: before) }
+        if opening { batch.join() }
         let seq = reducer.state.seq
         store.stage(seq: seq) { line in
             if let entry = outcome.journal {
@@ -39,7 +41,7 @@ extension Server {
                 Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
             }
         }
-        batch.effects.append(contentsOf: outcome.effects)
+        if !outcome.effects.isEmpty { batch.effects.append(contentsOf: outcome.effects) }
         for e in outcome.events { batch.outputs.append(.event(e)) }
         guard let c else {
             batch.count += 1
@@ -77,8 +79,8 @@ extension Server {
             return false
         }
         batch.publishing = true
-        for output in batch.outputs {
-            switch output {
+        for k in batch.outputs.indices {
+            switch batch.outputs[k] {
             case .event(let e):
                 broadcast(e)
             case let .reply(c, id, result):
@@ -137,12 +139,13 @@ struct Batch {
     var count = 0
     var clientChanges = 0
 
-    /// Opens the group with the state before its first change.
+    /// Keeps the state before what may become the group's first change (for an undo).
     @inline(__always)
-    mutating func join(state: BarState) {
-        open = true
-        stateBefore = state
-    }
+    mutating func keep(state: BarState) { stateBefore = state }
+
+    /// Opens the group (its state before is what `keep` kept).
+    @inline(__always)
+    mutating func join() { open = true }
 
     mutating func close() {
         open = false
