@@ -123,36 +123,38 @@ extension Reducer {
         return .animationCue(seq: seq, tab: tab, trigger: trigger, kind: style, descriptor: descriptor, sound: soundName)
     }
 
-    mutating func animationBegin(kind: String, tab: String?, durationMs: Int) -> Outcome {
-        if let tab, state.index(of: tab) == nil { return .fail(.unknownTab(tab)) }
+    mutating func animationBegin(kind: String, tab: String?, durationMs: Int, into out: inout Outcome) {
+        if let tab, state.index(of: tab) == nil { return out.fail(.unknownTab(tab)) }
         guard state.animations.count < Reducer.maxAnimations else {
-            return .fail(.limitExceeded("\(Reducer.maxAnimations) animations are already running; end some with animation.end first."))
+            return out.fail(.limitExceeded("\(Reducer.maxAnimations) animations are already running; end some with animation.end first."))
         }
         state.seq += 1
         let a = ActiveAnimation(id: Int(state.seq), kind: kind, tab: tab, durationMs: durationMs, startMs: now)
         state.animations.append(a)
-        return Outcome(reply: .success(.animation(seq: seq, id: a.id)), events: [.animationBegan(seq: seq, a)],
-                       effects: sound(.animation, item: nil, kind: kind) + [.timer(.animation(a.id), atMs: now + Int64(durationMs))])
+        out.reset(.success(.animation(seq: seq, id: a.id)))
+        out.events.append(.animationBegan(seq: seq, a))
+        out.effects += sound(.animation, item: nil, kind: kind)
+        out.effects.append(.timer(.animation(a.id), atMs: now + Int64(durationMs)))
     }
 
-    mutating func animationEnd(id: Int, reason: AnimationEndReason) -> Outcome {
+    mutating func animationEnd(id: Int, reason: AnimationEndReason, into out: inout Outcome) {
         guard let i = state.animations.firstIndex(where: { $0.id == id }) else {
             // Already ended (by its front end or when its duration passed): nothing to do.
-            if id <= state.seq { return Outcome(reply: .success(.seq(seq))) }
-            return .fail(.invalidParams("animation", "There is no animation \(id); use the id animation.begin returned."))
+            if id <= state.seq { return out.reset(.success(.seq(seq))) }
+            return out.fail(.invalidParams("animation", "There is no animation \(id); use the id animation.begin returned."))
         }
         state.animations.remove(at: i)
         state.seq += 1
-        return Outcome(reply: .success(.seq(seq)), events: [.animationEnded(seq: seq, id: id, reason: reason)],
-                       effects: [.cancelTimer(.animation(id))])
+        out.reset(.success(.seq(seq)))
+        out.events.append(.animationEnded(seq: seq, id: id, reason: reason))
+        out.effects.append(.cancelTimer(.animation(id)))
     }
 
     /// A front end's animation reached its duration without `animation.end`: it ends as `finished`.
-    mutating func animationTimerFired(_ id: Int) -> Outcome {
-        guard state.animations.contains(where: { $0.id == id }) else { return Outcome(reply: .success(.none)) }
-        var out = animationEnd(id: id, reason: .finished)
-        out.effects = []
+    mutating func animationTimerFired(_ id: Int, into out: inout Outcome) {
+        guard state.animations.contains(where: { $0.id == id }) else { return out.reset(.success(.none)) }
+        animationEnd(id: id, reason: .finished, into: &out)
+        out.effects.removeAll(keepingCapacity: true)
         out.journal = .timerFired(.animation(id))
-        return out
     }
 }

@@ -102,7 +102,18 @@ public struct Outcome: Equatable, Sendable {
         self.journal = journal
     }
 
-    static func fail(_ e: RPCError) -> Outcome { Outcome(reply: .failure(e)) }
+    /// Starts the outcome afresh: `reply`, and no events, effects or journal entry (the
+    /// arrays keep their memory: the server reuses one outcome for every command).
+    @inline(__always)
+    mutating func reset(_ reply: Result<Reply, RPCError>) {
+        self.reply = reply
+        if !events.isEmpty { events.removeAll(keepingCapacity: true) }
+        if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
+        journal = nil
+    }
+
+    /// Starts the outcome afresh as the refusal `e`.
+    mutating func fail(_ e: RPCError) { reset(.failure(e)) }
 }
 
 /// The pure state machine: State × Command → State', reply, events, effects.
@@ -142,40 +153,49 @@ public struct Reducer: Sendable {
 
     /// Applies a state command at time `now` (ms, monotonic; only differences matter).
     public mutating func reduce(_ command: StateCommand, at now: Int64 = 0) -> Outcome {
+        var out = Outcome(reply: .success(.none))
+        reduce(command, at: now, into: &out)
+        return out
+    }
+
+    /// `reduce`, into an outcome that is reused (whatever it held is replaced; its arrays
+    /// keep their memory, so a command allocates none).
+    public mutating func reduce(_ command: StateCommand, at now: Int64 = 0, into out: inout Outcome) {
         self.now = now
+        out.reset(.success(.none))
         switch command {
         case let .configure(items, badgeGiven, selected, layout, settings):
-            return configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings)
+            configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings, into: &out)
         case let .select(ref, ifSeq, source):
-            return select(ref, ifSeq: ifSeq, source: source)
+            select(ref, ifSeq: ifSeq, source: source, into: &out)
         case let .actionTrigger(tab, source):
-            return actionTrigger(tab, source: source)
+            actionTrigger(tab, source: source, into: &out)
         case let .actionFinish(tab):
-            return actionFinish(tab)
+            actionFinish(tab, into: &out)
         case let .badgeSet(tab, update):
-            return setBadge(tab, update)
+            setBadge(tab, update, into: &out)
         case let .badgeClear(tab):
-            return setBadge(tab, BadgeUpdate(value: .remove, hidden: false), clearing: true)
+            setBadge(tab, BadgeUpdate(value: .remove, hidden: false), clearing: true, into: &out)
         case let .touch(phase, x, y, touchID):
-            return touch(phase, x: x, y: y, touchID: touchID)
+            touch(phase, x: x, y: y, touchID: touchID, into: &out)
         case let .highlight(tab, phase):
-            return highlight(tab, phase)
+            highlight(tab, phase, into: &out)
         case let .setHidden(hidden, reason, animated):
-            return setHidden(hidden, reason: reason, animated: animated)
+            setHidden(hidden, reason: reason, animated: animated, into: &out)
         case let .navPush(hidesBar):
-            return navPush(hidesBar: hidesBar)
+            navPush(hidesBar: hidesBar, into: &out)
         case .navPop:
-            return navPop()
+            navPop(into: &out)
         case let .scroll(dy):
-            return scroll(dy: dy)
+            scroll(dy: dy, into: &out)
         case let .animationBegin(kind, tab, durationMs):
-            return animationBegin(kind: kind, tab: tab, durationMs: durationMs)
+            animationBegin(kind: kind, tab: tab, durationMs: durationMs, into: &out)
         case let .animationEnd(id, reason):
-            return animationEnd(id: id, reason: reason)
+            animationEnd(id: id, reason: reason, into: &out)
         case let .timerFired(key):
             switch key {
-            case .visibility: return visibilityTimerFired()
-            case .animation(let id): return animationTimerFired(id)
+            case .visibility: visibilityTimerFired(into: &out)
+            case .animation(let id): animationTimerFired(id, into: &out)
             }
         case let .feedbackSet(profile, volume):
             var f = state.feedback
@@ -184,9 +204,11 @@ public struct Reducer: Sendable {
             if f != state.feedback {
                 state.feedback = f
                 state.seq += 1
-                return Outcome(reply: .success(.feedback(seq: seq, f)), events: [.feedbackChanged(seq: seq, f)])
+                out.reply = .success(.feedback(seq: seq, f))
+                out.events.append(.feedbackChanged(seq: seq, f))
+                return
             }
-            return Outcome(reply: .success(.feedback(seq: seq, f)))
+            out.reply = .success(.feedback(seq: seq, f))
         }
     }
 
@@ -230,24 +252,22 @@ public struct Reducer: Sendable {
         }
     }
 
-    mutating func select(_ ref: TabRef, ifSeq: Int?, source: Source) -> Outcome {
+    mutating func select(_ ref: TabRef, ifSeq: Int?, source: Source, into out: inout Outcome) {
         let k: Int
         switch resolve(ref) {
-        case .failure(let e): return .fail(e)
+        case .failure(let e): return out.fail(e)
         case .success(let i): k = i
         }
         // (Read in place: copying the item would count a reference for each of its strings.)
         let kind = state.items[k].kind
         if kind != .tab {
-            return .fail(.notSelectable(state.items[k].id, "it is \(kind == .center ? "the center button" : "an action button"); use action.trigger"))
+            return out.fail(.notSelectable(state.items[k].id, "it is \(kind == .center ? "the center button" : "an action button"); use action.trigger"))
         }
-        if !state.items[k].enabled { return .fail(.notSelectable(state.items[k].id, "it is disabled")) }
-        if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return .fail(.conflict(expected: ifSeq, current: state.seq)) }
+        if !state.items[k].enabled { return out.fail(.notSelectable(state.items[k].id, "it is disabled")) }
+        if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return out.fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
-        var out = Outcome(reply: .success(.none))
         let reselected = commitTab(k, source: source, into: &out)
         out.reply = .success(.selected(seq: seq, tab: state.items[k].id, previous: state.previous, reselected: reselected))
-        return out
     }
 
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
@@ -286,16 +306,15 @@ public struct Reducer: Sendable {
 
     // MARK: Actions
 
-    mutating func actionTrigger(_ tab: String, source: Source) -> Outcome {
-        guard let item = state.item(tab) else { return .fail(.unknownTab(tab)) }
+    mutating func actionTrigger(_ tab: String, source: Source, into out: inout Outcome) {
+        guard let item = state.item(tab) else { return out.fail(.unknownTab(tab)) }
         guard item.kind != .tab else {
-            return .fail(.invalidParams("tab", "Item \"\(tab)\" is a tab, not an action or center button; use tab.select."))
+            return out.fail(.invalidParams("tab", "Item \"\(tab)\" is a tab, not an action or center button; use tab.select."))
         }
-        guard item.enabled else { return .fail(.notSelectable(tab, "it is disabled")) }
+        guard item.enabled else { return out.fail(.notSelectable(tab, "it is disabled")) }
         state.seq += 1
-        var out = Outcome(reply: .success(.seq(seq)))
+        out.reply = .success(.seq(seq))
         commitAction(state.index(of: tab)!, source: source, into: &out)
-        return out
     }
 
     /// Triggers action or center item `k` as part of the change being made: it becomes the
@@ -307,11 +326,12 @@ public struct Reducer: Sendable {
         if source == .user { out.effects += sound(item.kind == .center ? .center : .action, item: item) }
     }
 
-    mutating func actionFinish(_ tab: String) -> Outcome {
-        guard state.item(tab) != nil else { return .fail(.unknownTab(tab)) }
-        guard state.activeAction == tab else { return Outcome(reply: .success(.seq(seq))) }
+    mutating func actionFinish(_ tab: String, into out: inout Outcome) {
+        guard state.item(tab) != nil else { return out.fail(.unknownTab(tab)) }
+        guard state.activeAction == tab else { return out.reset(.success(.seq(seq))) }
         state.seq += 1
         state.activeAction = nil
-        return Outcome(reply: .success(.seq(seq)), events: [.actionFinished(seq: seq, tab: tab)])
+        out.reply = .success(.seq(seq))
+        out.events.append(.actionFinished(seq: seq, tab: tab))
     }
 }

@@ -19,13 +19,13 @@ extension Server {
         var opening = !batch.open
         if opening { batch.keep(state: reducer.state) }
         var seqBefore = reducer.state.seq
-        var outcome = reducer.reduce(command, at: nowMs())
+        reducer.reduce(command, at: nowMs(), into: &outcome)
         if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
             opening = true
             batch.keep(state: reducer.state)
             seqBefore = reducer.state.seq
-            outcome = reducer.reduce(command, at: nowMs())
+            reducer.reduce(command, at: nowMs(), into: &outcome)
         }
         guard reducer.state.seq != seqBefore else {
             run(outcome.effects)
