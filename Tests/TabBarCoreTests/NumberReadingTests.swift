@@ -1,0 +1,40 @@
+import Testing
+@testable import TabBarCore
+
+/// Numbers are read from the line's bytes without a string where that is exact
+/// (`JSONValue.exactDouble`); every literal must read as `Double(String)` reads it, bit for bit.
+@Suite struct NumberReadingTests {
+    static func read(_ literal: String) throws -> Double? {
+        try JSONDocument(parsing: Array(literal.utf8)).root.doubleValue
+    }
+
+    static func same(_ literal: String) throws {
+        let got = try read(literal)
+        let want = Double(literal)!
+        #expect(got?.bitPattern == want.bitPattern, "\(literal): \(String(describing: got)) vs \(want)")
+    }
+
+    @Test func literalsReadAsStrtodReadsThem() throws {
+        for l in ["37.50", "112.5", "20", "-0.0", "0.0", "-0", "0.1", "0.3", "1e22", "1e23", "1.5e-22", "2.5E+3",
+                  "123456789012345", "1234567890123456", "0.000000000000000000000001", "9007199254740993.0",
+                  "-12.75e-3", "1e-400", "1e400", "4.9e-324", "1.7976931348623157e308", "0.1e00001", "100e-2"] {
+            try Self.same(l)
+        }
+    }
+
+    @Test func randomLiteralsReadAsStrtodReadsThem() throws {
+        var rng = XorShift(seed: 2026)
+        for _ in 0..<20_000 {
+            var s = rng.next() % 4 == 0 ? "-" : ""
+            let intDigits = Int(rng.next() % 9) + 1
+            s += String(rng.next() % 9 + 1)
+            for _ in 1..<intDigits { s += String(rng.next() % 10) }
+            if rng.next() % 2 == 0 {
+                s += "."
+                for _ in 0...Int(rng.next() % 12) { s += String(rng.next() % 10) }
+            }
+            if rng.next() % 3 == 0 { s += "e" + (rng.next() % 2 == 0 ? "-" : "") + String(rng.next() % 30) }
+            try Self.same(s)
+        }
+    }
+}
