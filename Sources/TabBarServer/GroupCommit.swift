@@ -51,7 +51,10 @@ extension Server {
         batch.count += 1
         batch.clientChanges += 1
         if let id {
-            batch.outputs.append(.reply(c, id, outcome.reply))
+            switch outcome.reply {
+            case .success(let reply): batch.outputs.append(.reply(c, id, reply))
+            case .failure(let error): batch.outputs.append(.refusal(c, id, error))
+            }
             stats.handling.record(MonotonicClock.nanoseconds() &- lineReadNs)
         }
     }
@@ -71,8 +74,12 @@ extension Server {
             peerLogs.write(.journal, .error, "Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused",
                            ["error": "\(error)", "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
             let refused = storageFailed("\(error)")
-            for case let .reply(c, id, _) in batch.outputs where !c.closed {
-                c.queueReply(id: id, .failure(refused), scratch: &scratch)
+            for output in batch.outputs {
+                switch output {
+                case .event: continue
+                case let .reply(c, id, _), let .refusal(c, id, _):
+                    if !c.closed { c.queueReply(id: id, .failure(refused), scratch: &scratch) }
+                }
             }
             stats.errors += batch.clientChanges
             batch.close()
@@ -83,10 +90,13 @@ extension Server {
             switch batch.outputs[k] {
             case .event(let e):
                 broadcast(e)
-            case let .reply(c, id, result):
+            case let .reply(c, id, reply):
                 guard !c.closed else { continue }
-                if case .failure = result { stats.errors += 1 }
-                c.queueReply(id: id, result, scratch: &scratch)  // (its reading marked it for flushing)
+                c.queueReply(id: id, reply, scratch: &scratch)  // (its reading marked it for flushing)
+            case let .refusal(c, id, error):
+                guard !c.closed else { continue }
+                stats.errors += 1
+                c.queueReply(id: id, .failure(error), scratch: &scratch)
             }
         }
         batch.publishing = false
@@ -126,7 +136,9 @@ struct Batch {
     /// What a staged change will publish or answer.
     enum Output {
         case event(BarEvent)
-        case reply(Connection, JSON, Result<Reply, RPCError>)
+        /// (Typed cases rather than a `Result`: staging one is a plain copy, no generic one.)
+        case reply(Connection, JSON, Reply)
+        case refusal(Connection, JSON, RPCError)
     }
 
     private(set) var open = false
