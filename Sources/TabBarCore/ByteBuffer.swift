@@ -147,6 +147,17 @@ extension ByteBuffer {
                 i += 8
             }
         }
+        // The tail (or a short string): copied as it is checked, while nothing needs an escape.
+        if let p = bytes.baseAddress {
+            while i < n && !JSON.needsEscape(p[i]) { i += 1 }
+            if i == n {
+                (base + count).update(from: p, count: n)
+                count += n
+                base[count] = UInt8(ascii: "\"")
+                count += 1
+                return
+            }
+        }
         var run = 0
         while i < n {
             let byte = bytes[i]
