@@ -5,7 +5,8 @@ import Testing
 /// (`JSONValue.exactDouble`); every literal must read as `Double(String)` reads it, bit for bit.
 @Suite struct NumberReadingTests {
     static func read(_ literal: String) throws -> Double? {
-        try JSONDocument(parsing: Array(literal.utf8)).root.doubleValue
+        let doc = try JSONDocument(parsing: Array(literal.utf8))
+        return withExtendedLifetime(doc) { doc.root.doubleValue }  // (a value does not keep its document)
     }
 
     static func same(_ literal: String) throws {
