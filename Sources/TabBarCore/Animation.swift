@@ -105,21 +105,21 @@ extension Reducer {
 
     /// Emits `animation.cue` for item `k` when its style has one for `trigger`; `sound` is the
     /// sound starting with it (played by the same change).
-    mutating func cue(_ trigger: CueTrigger, _ k: Int, from previous: Int? = nil, sound: [Effect] = [], into out: inout Outcome) {
+    mutating func cue(_ trigger: CueTrigger, _ k: Int, from previous: Int? = nil, sound: Effect? = nil, into out: inout Outcome) {
         guard let (style, descriptor) = descriptor(trigger, k, from: previous) else { return }
         out.events.append(cueEvent(tab: state.items[k].id, trigger, style, descriptor, sound: sound))
     }
 
     /// The bar's slide for an animated show/hide (`tab` null).
-    mutating func visibilityCue(from: Double, to: Double, durationMs: Int, sound: [Effect], into out: inout Outcome) {
+    mutating func visibilityCue(from: Double, to: Double, durationMs: Int, sound: Effect?, into out: inout Outcome) {
         let h = state.layout.height
         let d = AnimationDescriptor.slide(target: "bar", property: "translation.y", from: from * h, to: to * h, durationMs: durationMs)
         out.events.append(cueEvent(tab: nil, .visibility, .slide, d, sound: sound))
     }
 
-    func cueEvent(tab: String?, _ trigger: CueTrigger, _ style: AnimationStyle, _ descriptor: JSON, sound: [Effect]) -> BarEvent {
+    func cueEvent(tab: String?, _ trigger: CueTrigger, _ style: AnimationStyle, _ descriptor: JSON, sound: Effect?) -> BarEvent {
         var soundName: String?
-        for case let .play(name, _, _) in sound { soundName = name }
+        if case let .play(name, _, _)? = sound { soundName = name }
         return .animationCue(seq: seq, tab: tab, trigger: trigger, kind: style, descriptor: descriptor, sound: soundName)
     }
 
@@ -133,7 +133,7 @@ extension Reducer {
         state.animations.append(a)
         out.reset(.success(.animation(seq: seq, id: a.id)))
         out.events.append(.animationBegan(seq: seq, a))
-        out.effects += sound(.animation, item: nil, kind: kind)
+        out.play(sound(.animation, own: nil, kind: kind))
         out.effects.append(.timer(.animation(a.id), atMs: now + Int64(durationMs)))
     }
 

@@ -24,9 +24,9 @@ extension Reducer {
         out.reset(.success(reply(next)))
         out.events.append(.badgeChanged(seq: seq, next, displayLimits))
         if next.visibleBadge != nil && next.visibleBadge != item.visibleBadge {
-            let effects = sound(.badge, item: next)
+            let effects = sound(.badge, own: next.sound)
             cue(.badge, k, sound: effects, into: &out)
-            out.effects += effects
+            out.play(effects)
         }
     }
 }

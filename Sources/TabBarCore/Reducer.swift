@@ -112,6 +112,10 @@ public struct Outcome: Equatable, Sendable {
         journal = nil
     }
 
+    /// Adds the sound to play, if any.
+    @inline(__always)
+    mutating func play(_ sound: Effect?) { if let sound { effects.append(sound) } }
+
     /// Starts the outcome afresh as the refusal `e`.
     mutating func fail(_ e: RPCError) { reset(.failure(e)) }
 }
@@ -215,11 +219,12 @@ public struct Reducer: Sendable {
     // MARK: Sounds
 
     /// The sound a trigger plays now: the bar's `settings.sounds`, else the daemon's map;
-    /// an item's own sound replaces it for that item's commits; `none` is silence.
-    func sound(_ trigger: SoundTrigger, item: Item?, kind: String? = nil) -> [Effect] {
+    /// an item's own sound (`own`, its `sound`) replaces it for that item's commits; `none`
+    /// is silence. nil: no sound (no array is made for the one effect there can be).
+    func sound(_ trigger: SoundTrigger, own: String?, kind: String? = nil) -> Effect? {
         let profile = state.feedback.profile
-        if profile == .silent { return [] }
-        if profile == .quiet && trigger != .select && trigger != .reselect { return [] }
+        if profile == .silent { return nil }
+        if profile == .quiet && trigger != .select && trigger != .reselect { return nil }
         var name: String?
         switch trigger {
         case .select: name = sounds.select
@@ -232,11 +237,11 @@ public struct Reducer: Sendable {
         }
         if !state.settings.sounds.isEmpty, let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
-        if let own = item?.sound, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
-        guard let name, name != "none", !name.isEmpty else { return [] }
+        if let own, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
+        guard let name, name != "none", !name.isEmpty else { return nil }
         let gain = state.feedback.volume * (profile == .quiet ? sounds.quietGain : 1)
-        guard gain > 0 else { return [] }
-        return [.play(name: name, gain: gain, trigger: trigger)]
+        guard gain > 0 else { return nil }
+        return .play(name: name, gain: gain, trigger: trigger)
     }
 
     // MARK: Selection
@@ -285,7 +290,7 @@ public struct Reducer: Sendable {
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
-        out.effects += effects
+        out.play(effects)
         withdrawScrollReason(into: &out)
         return reselected
     }
@@ -293,15 +298,15 @@ public struct Reducer: Sendable {
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
     /// becomes selected (its predecessor `previous`) unless it already was (a reselect).
     /// Returns whether it was a reselect, and the sound a user's commit plays.
-    mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: [Effect]) {
+    mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: Effect?) {
         let reselected = state.selected == state.items[k].id
         if state.activeAction != nil { state.activeAction = nil }
         if !reselected {
             state.previous = state.selected
             state.selected = state.items[k].id
         }
-        guard source == .user else { return (reselected, []) }
-        return (reselected, sound(reselected ? .reselect : .select, item: state.items[k]))
+        guard source == .user else { return (reselected, nil) }
+        return (reselected, sound(reselected ? .reselect : .select, own: state.items[k].sound))
     }
 
     // MARK: Actions
@@ -323,7 +328,7 @@ public struct Reducer: Sendable {
         let item = state.items[k]
         state.activeAction = item.id
         out.events.append(.actionTriggered(seq: seq, tab: item.id, action: item.action))
-        if source == .user { out.effects += sound(item.kind == .center ? .center : .action, item: item) }
+        if source == .user { out.play(sound(item.kind == .center ? .center : .action, own: item.sound)) }
     }
 
     mutating func actionFinish(_ tab: String, into out: inout Outcome) {

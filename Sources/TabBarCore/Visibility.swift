@@ -135,9 +135,9 @@ extension Reducer {
             }
             state.visibility = next
             out.events.append(visibilityEvent(durationMs: durationMs))
-            let effects = sound(.visibility, item: nil)
+            let effects = sound(.visibility, own: nil)
             if durationMs > 0 { visibilityCue(from: from, to: target, durationMs: durationMs, sound: effects, into: &out) }
-            out.effects += effects
+            out.play(effects)
             if next.hidden { cancelTouchesAndHighlight(into: &out) }
         } else {
             // Reasons or the stack changed, not whether the bar is hidden: a running phase goes on.
