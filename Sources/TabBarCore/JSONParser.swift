@@ -92,7 +92,7 @@ extension JSONDocument {
                 let keyStart = i
                 let key = doc.tokenCount
                 try string()
-                try checkDuplicate(key, in: k, at: keyStart)
+                if members > 0 { try checkDuplicate(key, in: k, at: keyStart) }
                 skipSpace()
                 guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
                 i += 1
@@ -150,6 +150,7 @@ extension JSONDocument {
             close(k, count: elements)
         }
 
+        @inline(__always)
         mutating func number() throws(JSONParseError) {
             let start = i
             if b[i] == UInt8(ascii: "-") { i += 1 }
@@ -194,6 +195,7 @@ extension JSONDocument {
         }
 
         /// A quoted string starting at `"`: validates UTF-8 and escapes, records its raw bytes.
+        @inline(__always)
         mutating func string() throws(JSONParseError) {
             i += 1
             let start = i

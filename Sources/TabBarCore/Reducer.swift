@@ -280,7 +280,8 @@ public struct Reducer: Sendable {
     /// scroll hide reason are cleared. Returns whether it was a reselect.
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
         let id = state.items[k].id
-        let old = state.selected.flatMap { state.index(of: $0) }
+        var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
+        if let s = state.selected { old = state.index(of: s) }
         let (reselected, effects) = moveSelection(to: k, source: source)
         if reselected {
             out.events.append(.tabReselected(seq: seq, tab: id, source: source))

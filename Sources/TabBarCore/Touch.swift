@@ -41,8 +41,10 @@ extension Reducer {
 
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
+        let target: String?  // (read once: a closure over the state would copy it)
+        if let k = h.index { target = state.items[k].id } else { target = nil }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
-            .touch(seq: seq, target: h.index.map { state.items[$0].id }, consumed: h.consumed, commit: commit, ignored: ignored)
+            .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)
         }
         switch phase {
         case .down:
