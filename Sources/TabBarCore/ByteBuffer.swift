@@ -101,16 +101,17 @@ extension ByteBuffer {
             count += 1
             return
         }
-        var n = 0
+        // One pass, last digit first, into the room reserved past the end; then moved down.
         var x = v
-        while x > 0 { n += 1; x /= 10 }
-        x = v
-        var k = count + n
+        var k = count + 20
         while x > 0 {
             k -= 1
-            base[k] = UInt8(truncatingIfNeeded: x % 10) &+ 0x30
-            x /= 10
+            let q = x / 10
+            base[k] = UInt8(truncatingIfNeeded: x &- q &* 10) &+ 0x30
+            x = q
         }
+        let n = count + 20 - k
+        UnsafeMutableRawPointer(base + count).copyMemory(from: base + k, byteCount: n)  // (may overlap)
         count += n
     }
 

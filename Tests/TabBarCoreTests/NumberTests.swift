@@ -41,3 +41,25 @@ import Testing
         }
     }
 }
+
+/// Whole numbers are written in one pass (`ByteBuffer.uint`/`int`): every value as `String(v)` spells it.
+@Suite struct NumberWritingTests {
+    @Test func wholeNumbersAreWrittenAsSwiftSpellsThem() {
+        var values: [UInt64] = [0, 1, 9, 10, 99, 100, 12345, 1 << 53, UInt64(Int64.max), UInt64.max - 1, UInt64.max]
+        var rng = XorShift(seed: 4242)
+        for _ in 0..<5_000 { values.append(rng.next() >> (rng.next() % 64)) }
+        for v in values {
+            #expect(ByteBuffer.collect { $0.uint(v) } == Array(String(v).utf8))
+            let i = Int(truncatingIfNeeded: v)
+            #expect(ByteBuffer.collect { $0.int(i) } == Array(String(i).utf8))
+        }
+        // After other bytes, and at the very end of the buffer's capacity (the digits are made past the end).
+        var o = ByteBuffer(capacity: 4)
+        defer { o.free() }
+        o.put("ab")
+        o.uint(UInt64.max)
+        o.put(",")
+        o.uint(7)
+        #expect(Array(o.bytes) == Array("ab\(UInt64.max),7".utf8))
+    }
+}
