@@ -68,14 +68,18 @@ public struct JSONValue: Sendable {
 
     /// A whole number that fits an Int (digits only, optional `-`).
     public var intValue: Int? {
-        guard isIntegerLiteral else { return nil }
+        guard kind == .number else { return nil }
         let r = raw
         var k = 0
         let negative = r[0] == UInt8(ascii: "-")
         var j = negative ? 1 : 0
-        if r.count - j > 18 { return Int(String(decoding: r, as: UTF8.self)) }
+        if r.count - j > 18 { return isIntegerLiteral ? Int(String(decoding: r, as: UTF8.self)) : nil }
+        // One pass: in a number token, a byte that is not a digit (after the sign) is a
+        // fraction or an exponent.
         while j < r.count {
-            k = k &* 10 &+ Int(r[j] &- 0x30)
+            let d = r[j] &- 0x30
+            if d >= 10 { return nil }
+            k = k &* 10 &+ Int(d)
             j += 1
         }
         return negative ? -k : k

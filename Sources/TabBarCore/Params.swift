@@ -70,7 +70,9 @@ public struct Params: Sendable {
         var k = object.index + 1
         for _ in 0..<Int(doc.tokens[object.index].count) {
             var known = false
-            for a in allowed where a.withBytes({ JSONValue(doc, k).isKey($0) }) { known = true; break }
+            // (A plain key is told from a name of another length without reading it.)
+            let t = doc.tokens[k], plain = t.kind == .string, length = Int(t.end - t.start)
+            for a in allowed where a.withBytes({ (!plain || $0.count == length) && JSONValue(doc, k).isKey($0) }) { known = true; break }
             if !known {
                 let key = doc.string(k)
                 let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
@@ -194,7 +196,8 @@ public struct Params: Sendable {
             let raw = v.inner
             for e in E.allCases {
                 var name = e.rawValue
-                if name.withUTF8({ $0.count == raw.count && (raw.count == 0 || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count)) }) {
+                if name.utf8.count == raw.count,
+                   name.withUTF8({ raw.count == 0 || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count) }) {
                     return e
                 }
             }
