@@ -74,9 +74,16 @@ extension Reducer {
     func style(of item: Item) -> AnimationStyle { item.animation ?? state.settings.animation }
 
     /// The descriptor of item `k`'s style for `trigger`, or nil when the style has no cue for it.
+    /// (The reducer's read-only helpers are inlined into the steps that call them: a call
+    /// from a `mutating` step would pass a copy of the whole reducer.)
+    @inline(__always)
     func descriptor(_ trigger: CueTrigger, _ k: Int, from previous: Int?) -> (AnimationStyle, JSON)? {
         let style = state.items[k].animation ?? state.settings.animation
         if style == .none { return nil }  // (the common bar: no copy of the item)
+        return descriptor(style, trigger, k, from: previous)
+    }
+
+    func descriptor(_ style: AnimationStyle, _ trigger: CueTrigger, _ k: Int, from previous: Int?) -> (AnimationStyle, JSON)? {
         let item = state.items[k]
         let target = trigger == .badge ? "badge" : "item"
         switch style {

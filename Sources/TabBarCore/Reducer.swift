@@ -140,10 +140,10 @@ public struct Reducer: Sendable {
         self.sounds = sounds
     }
 
-    var seq: UInt64 { state.seq }
+    var seq: UInt64 { @inline(__always) get { state.seq } }
 
     /// Badge display limits with the bar's `max_count` / `max_chars` applied.
-    var displayLimits: Limits { state.settings.effective(limits) }
+    var displayLimits: Limits { @inline(__always) get { state.settings.effective(limits) } }
 
     /// Forgets what only lives while the daemon runs (touch, highlight, animation phases,
     /// front-end animations); called once the state is restored, before serving.
@@ -221,6 +221,7 @@ public struct Reducer: Sendable {
     /// The sound a trigger plays now: the bar's `settings.sounds`, else the daemon's map;
     /// an item's own sound (`own`, its `sound`) replaces it for that item's commits; `none`
     /// is silence. nil: no sound (no array is made for the one effect there can be).
+    @inline(__always)
     func sound(_ trigger: SoundTrigger, own: String?, kind: String? = nil) -> Effect? {
         let profile = state.feedback.profile
         if profile == .silent { return nil }
@@ -246,6 +247,7 @@ public struct Reducer: Sendable {
 
     // MARK: Selection
 
+    @inline(__always)
     func resolve(_ ref: TabRef) -> Result<Int, RPCError> {
         switch ref {
         case .id(let id):

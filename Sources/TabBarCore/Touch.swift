@@ -31,6 +31,7 @@ public enum Commit: String, Equatable, Sendable {
 extension Reducer {
     /// What a point hits now: the enabled item there (nil for none or a disabled one) and
     /// whether the bar swallows the touch. A hidden bar hits nothing and swallows nothing.
+    @inline(__always)
     public func hit(x: Double, y: Double) -> (index: Int?, consumed: Bool) {
         if state.visibility.hidden { return (nil, false) }
         let h = state.layout.hitTest(x: x, y: y, items: state.items,
@@ -109,6 +110,7 @@ extension Reducer {
     /// the same (a replay must not depend on the finger tracker, which is not persisted and
     /// is lost when a snapshot falls between a touch's down and up); a touch that only
     /// moved the highlight is recorded as `touch.highlight`, which a replay skips.
+    @inline(__always)
     func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
         guard let commit, let k else { return .touchHighlight }
         let tab = state.items[k].id
