@@ -73,16 +73,8 @@ extension Reducer {
 
     func style(of item: Item) -> AnimationStyle { item.animation ?? state.settings.animation }
 
-    /// The descriptor of item `k`'s style for `trigger`, or nil when the style has no cue for it.
-    /// (The reducer's read-only helpers are inlined into the steps that call them: a call
-    /// from a `mutating` step would pass a copy of the whole reducer.)
-    @inline(__always)
-    func descriptor(_ trigger: CueTrigger, _ k: Int, from previous: Int?) -> (AnimationStyle, JSON)? {
-        let style = state.items[k].animation ?? state.settings.animation
-        if style == .none { return nil }  // (the common bar: no copy of the item)
-        return descriptor(style, trigger, k, from: previous)
-    }
-
+    /// The descriptor of item `k`'s style (`style(of:)`) for `trigger`, or nil when the style
+    /// has no cue for it.
     func descriptor(_ style: AnimationStyle, _ trigger: CueTrigger, _ k: Int, from previous: Int?) -> (AnimationStyle, JSON)? {
         let item = state.items[k]
         let target = trigger == .badge ? "badge" : "item"
@@ -113,7 +105,11 @@ extension Reducer {
     /// Emits `animation.cue` for item `k` when its style has one for `trigger`; `sound` is the
     /// sound starting with it (played by the same change).
     mutating func cue(_ trigger: CueTrigger, _ k: Int, from previous: Int? = nil, sound: Effect? = nil, into out: inout Outcome) {
-        guard let (style, descriptor) = descriptor(trigger, k, from: previous) else { return }
+        // The common bar has no cues: told here, in the step, without a call (a call to a
+        // read-only helper from a mutating step passes a copy of the whole reducer).
+        let style = state.items[k].animation ?? state.settings.animation
+        if style == .none { return }
+        guard let (style, descriptor) = descriptor(style, trigger, k, from: previous) else { return }
         out.events.append(cueEvent(tab: state.items[k].id, trigger, style, descriptor, sound: sound))
     }
 

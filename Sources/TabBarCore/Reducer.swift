@@ -221,8 +221,9 @@ public struct Reducer: Sendable {
     /// The sound a trigger plays now: the bar's `settings.sounds`, else the daemon's map;
     /// an item's own sound (`own`, its `sound`) replaces it for that item's commits; `none`
     /// is silence. nil: no sound (no array is made for the one effect there can be).
-    @inline(__always)
-    func sound(_ trigger: SoundTrigger, own: String?, kind: String? = nil) -> Effect? {
+    /// (`mutating` though it only reads: every caller is a step, and a call to a read-only
+    /// method from a mutating one passes a copy of the whole reducer.)
+    mutating func sound(_ trigger: SoundTrigger, own: String?, kind: String? = nil) -> Effect? {
         let profile = state.feedback.profile
         if profile == .silent { return nil }
         if profile == .quiet && trigger != .select && trigger != .reselect { return nil }
