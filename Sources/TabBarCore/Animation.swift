@@ -73,10 +73,9 @@ extension Reducer {
 
     func style(of item: Item) -> AnimationStyle { item.animation ?? state.settings.animation }
 
-    /// The descriptor of item `k`'s style for `trigger`, or nil when the style has no cue for it.
-    func descriptor(_ trigger: CueTrigger, _ k: Int, from previous: Int?) -> (AnimationStyle, JSON)? {
-        let style = state.items[k].animation ?? state.settings.animation
-        if style == .none { return nil }  // (the common bar: no copy of the item)
+    /// The descriptor of item `k`'s style (`style(of:)`) for `trigger`, or nil when the style
+    /// has no cue for it.
+    func descriptor(_ style: AnimationStyle, _ trigger: CueTrigger, _ k: Int, from previous: Int?) -> (AnimationStyle, JSON)? {
         let item = state.items[k]
         let target = trigger == .badge ? "badge" : "item"
         switch style {
@@ -105,54 +104,60 @@ extension Reducer {
 
     /// Emits `animation.cue` for item `k` when its style has one for `trigger`; `sound` is the
     /// sound starting with it (played by the same change).
-    mutating func cue(_ trigger: CueTrigger, _ k: Int, from previous: Int? = nil, sound: [Effect] = [], into out: inout Outcome) {
-        guard let (style, descriptor) = descriptor(trigger, k, from: previous) else { return }
+    mutating func cue(_ trigger: CueTrigger, _ k: Int, from previous: Int? = nil, sound: Effect? = nil, into out: inout Outcome) {
+        // The common bar has no cues: told here, in the step, without a call (a call to a
+        // read-only helper from a mutating step passes a copy of the whole reducer).
+        let style = state.items[k].animation ?? state.settings.animation
+        if style == .none { return }
+        guard let (style, descriptor) = descriptor(style, trigger, k, from: previous) else { return }
         out.events.append(cueEvent(tab: state.items[k].id, trigger, style, descriptor, sound: sound))
     }
 
     /// The bar's slide for an animated show/hide (`tab` null).
-    mutating func visibilityCue(from: Double, to: Double, durationMs: Int, sound: [Effect], into out: inout Outcome) {
+    mutating func visibilityCue(from: Double, to: Double, durationMs: Int, sound: Effect?, into out: inout Outcome) {
         let h = state.layout.height
         let d = AnimationDescriptor.slide(target: "bar", property: "translation.y", from: from * h, to: to * h, durationMs: durationMs)
         out.events.append(cueEvent(tab: nil, .visibility, .slide, d, sound: sound))
     }
 
-    func cueEvent(tab: String?, _ trigger: CueTrigger, _ style: AnimationStyle, _ descriptor: JSON, sound: [Effect]) -> BarEvent {
+    func cueEvent(tab: String?, _ trigger: CueTrigger, _ style: AnimationStyle, _ descriptor: JSON, sound: Effect?) -> BarEvent {
         var soundName: String?
-        for case let .play(name, _, _) in sound { soundName = name }
+        if case let .play(name, _, _)? = sound { soundName = name }
         return .animationCue(seq: seq, tab: tab, trigger: trigger, kind: style, descriptor: descriptor, sound: soundName)
     }
 
-    mutating func animationBegin(kind: String, tab: String?, durationMs: Int) -> Outcome {
-        if let tab, state.index(of: tab) == nil { return .fail(.unknownTab(tab)) }
+    mutating func animationBegin(kind: String, tab: String?, durationMs: Int, into out: inout Outcome) {
+        if let tab, state.index(of: tab) == nil { return out.fail(.unknownTab(tab)) }
         guard state.animations.count < Reducer.maxAnimations else {
-            return .fail(.limitExceeded("\(Reducer.maxAnimations) animations are already running; end some with animation.end first."))
+            return out.fail(.limitExceeded("\(Reducer.maxAnimations) animations are already running; end some with animation.end first."))
         }
         state.seq += 1
         let a = ActiveAnimation(id: Int(state.seq), kind: kind, tab: tab, durationMs: durationMs, startMs: now)
         state.animations.append(a)
-        return Outcome(reply: .success(.animation(seq: seq, id: a.id)), events: [.animationBegan(seq: seq, a)],
-                       effects: sound(.animation, item: nil, kind: kind) + [.timer(.animation(a.id), atMs: now + Int64(durationMs))])
+        out.reset(.success(.animation(seq: seq, id: a.id)))
+        out.events.append(.animationBegan(seq: seq, a))
+        out.play(sound(.animation, own: nil, kind: kind))
+        out.effects.append(.timer(.animation(a.id), atMs: now + Int64(durationMs)))
     }
 
-    mutating func animationEnd(id: Int, reason: AnimationEndReason) -> Outcome {
+    mutating func animationEnd(id: Int, reason: AnimationEndReason, into out: inout Outcome) {
         guard let i = state.animations.firstIndex(where: { $0.id == id }) else {
             // Already ended (by its front end or when its duration passed): nothing to do.
-            if id <= state.seq { return Outcome(reply: .success(.seq(seq))) }
-            return .fail(.invalidParams("animation", "There is no animation \(id); use the id animation.begin returned."))
+            if id <= state.seq { return out.reset(.success(.seq(seq))) }
+            return out.fail(.invalidParams("animation", "There is no animation \(id); use the id animation.begin returned."))
         }
         state.animations.remove(at: i)
         state.seq += 1
-        return Outcome(reply: .success(.seq(seq)), events: [.animationEnded(seq: seq, id: id, reason: reason)],
-                       effects: [.cancelTimer(.animation(id))])
+        out.reset(.success(.seq(seq)))
+        out.events.append(.animationEnded(seq: seq, id: id, reason: reason))
+        out.effects.append(.cancelTimer(.animation(id)))
     }
 
     /// A front end's animation reached its duration without `animation.end`: it ends as `finished`.
-    mutating func animationTimerFired(_ id: Int) -> Outcome {
-        guard state.animations.contains(where: { $0.id == id }) else { return Outcome(reply: .success(.none)) }
-        var out = animationEnd(id: id, reason: .finished)
-        out.effects = []
+    mutating func animationTimerFired(_ id: Int, into out: inout Outcome) {
+        guard state.animations.contains(where: { $0.id == id }) else { return out.reset(.success(.none)) }
+        animationEnd(id: id, reason: .finished, into: &out)
+        out.effects.removeAll(keepingCapacity: true)
         out.journal = .timerFired(.animation(id))
-        return out
     }
 }

@@ -101,16 +101,17 @@ extension ByteBuffer {
             count += 1
             return
         }
-        var n = 0
+        // One pass, last digit first, into the room reserved past the end; then moved down.
         var x = v
-        while x > 0 { n += 1; x /= 10 }
-        x = v
-        var k = count + n
+        var k = count + 20
         while x > 0 {
             k -= 1
-            base[k] = UInt8(truncatingIfNeeded: x % 10) &+ 0x30
-            x /= 10
+            let q = x / 10
+            base[k] = UInt8(truncatingIfNeeded: x &- q &* 10) &+ 0x30
+            x = q
         }
+        let n = count + 20 - k
+        UnsafeMutableRawPointer(base + count).copyMemory(from: base + k, byteCount: n)  // (may overlap)
         count += n
     }
 
@@ -145,6 +146,17 @@ extension ByteBuffer {
                     | ((w &- ones &* 0x20) & ~w & highs)
                 if special != 0 { break }
                 i += 8
+            }
+        }
+        // The tail (or a short string): copied as it is checked, while nothing needs an escape.
+        if let p = bytes.baseAddress {
+            while i < n && !JSON.needsEscape(p[i]) { i += 1 }
+            if i == n {
+                (base + count).update(from: p, count: n)
+                count += n
+                base[count] = UInt8(ascii: "\"")
+                count += 1
+                return
             }
         }
         var run = 0

@@ -29,16 +29,16 @@ extension Reducer {
     }
 
     mutating func configure(items newItems: [Item]?, badgeGiven: [Bool], selected: String?, layout: Params?,
-                            settings: Params?) -> Outcome {
+                            settings: Params?, into out: inout Outcome) {
         var next = state
         if let layout {
-            do { next.layout = try Layout.decode(layout, base: state.layout) } catch { return .fail(error) }
+            do { next.layout = try Layout.decode(layout, base: state.layout) } catch { return out.fail(error) }
         }
         if let settings {
-            do { next.settings = try BarSettings.decode(settings, base: state.settings, limits: limits) } catch { return .fail(error) }
+            do { next.settings = try BarSettings.decode(settings, base: state.settings, limits: limits) } catch { return out.fail(error) }
         }
         if var items = newItems {
-            if let e = Reducer.validate(items, limits: limits) { return .fail(e) }
+            if let e = Reducer.validate(items, limits: limits) { return out.fail(e) }
             for k in items.indices where !(k < badgeGiven.count && badgeGiven[k]) {
                 let old = state.item(items[k].id)
                 items[k].badge = old?.badge
@@ -54,8 +54,8 @@ extension Reducer {
             }
         }
         if let selected {
-            guard let item = next.item(selected) else { return .fail(.unknownTab(selected)) }
-            guard item.isSelectable else { return .fail(.notSelectable(selected, item.enabled ? "it is not a tab" : "it is disabled")) }
+            guard let item = next.item(selected) else { return out.fail(.unknownTab(selected)) }
+            guard item.isSelectable else { return out.fail(.notSelectable(selected, item.enabled ? "it is not a tab" : "it is disabled")) }
             if next.selected != selected { next.previous = next.selected }
             next.selected = selected
         } else if let current = state.selected, next.item(current)?.isSelectable != true {
@@ -73,10 +73,11 @@ extension Reducer {
         if let h = next.highlighted, next.item(h)?.enabled != true { next.highlighted = nil }
         if let t = touch.active, next.item(t.item)?.enabled != true { touch.active = nil }
         if next == state {
-            return Outcome(reply: .success(.state(seq: seq, state, limits)))
+            return out.reset(.success(.state(seq: seq, state, limits)))
         }
         next.seq += 1
         state = next
-        return Outcome(reply: .success(.state(seq: seq, state, limits)), events: [.barConfigured(seq: seq, state, limits)])
+        out.reset(.success(.state(seq: seq, state, limits)))
+        out.events.append(.barConfigured(seq: seq, state, limits))
     }
 }

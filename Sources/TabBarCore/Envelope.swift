@@ -42,12 +42,18 @@ public enum Envelope {
     /// Reads `line` into `doc` (whose previous contents it replaces) and its envelope.
     public static func decode(_ line: UnsafeBufferPointer<UInt8>, into doc: JSONDocument,
                               maxDepth: Int = JSON.defaultMaxDepth) -> Result<Request, Rejection> {
+        do throws(Rejection) { return .success(try read(line, into: doc, maxDepth: maxDepth)) } catch { return .failure(error) }
+    }
+
+    /// `decode`, throwing the rejection (what the server calls: no `Result` to copy through).
+    public static func read(_ line: UnsafeBufferPointer<UInt8>, into doc: JSONDocument,
+                            maxDepth: Int = JSON.defaultMaxDepth) throws(Rejection) -> Request {
         do {
             try doc.parse(line, maxDepth: maxDepth)
         } catch {
-            return .failure(Rejection(id: .null, error: .parseError(error.description), silent: false))
+            throw Rejection(id: .null, error: .parseError(error.description), silent: false)
         }
-        return decode(doc.root)
+        return try read(doc.root)
     }
 
     /// `decode` into a document of its own.
@@ -58,9 +64,14 @@ public enum Envelope {
 
     /// The envelope of a parsed request object.
     public static func decode(_ value: JSONValue) -> Result<Request, Rejection> {
+        do throws(Rejection) { return .success(try read(value)) } catch { return .failure(error) }
+    }
+
+    /// `decode`, throwing the rejection.
+    public static func read(_ value: JSONValue) throws(Rejection) -> Request {
         guard value.kind == .object else {
-            if value.kind == .array { return .failure(Rejection(id: .null, error: .batchUnsupported, silent: false)) }
-            return .failure(Rejection(id: .null, error: .invalidRequest("A request must be a JSON object, not \(value.typeName)."), silent: false))
+            if value.kind == .array { throw Rejection(id: .null, error: .batchUnsupported, silent: false) }
+            throw Rejection(id: .null, error: .invalidRequest("A request must be a JSON object, not \(value.typeName)."), silent: false)
         }
         // One pass over the members (unknown envelope members are ignored).
         var idValue: JSONValue?, method: JSONValue?, params: JSONValue?, version: JSONValue?
@@ -80,29 +91,29 @@ public enum Envelope {
             case .null:
                 // A reply with `"id":null` is what a line that is not JSON gets: the client could
                 // not tell the two apart, so a null id is refused (the reply's id is null either way).
-                return .failure(Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not null; leave \"id\" out for a notification."), silent: false))
+                throw Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not null; leave \"id\" out for a notification."), silent: false)
             default:
-                return .failure(Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not \(i.typeName)."), silent: false))
+                throw Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not \(i.typeName)."), silent: false)
             }
         }
         let replyID = id ?? .null
         if let v = version, !(v.kind == .string && v.isKey("2.0")) {
-            return .failure(Rejection(id: replyID, error: .invalidRequest("\"jsonrpc\" must be \"2.0\" when present."), silent: false))
+            throw Rejection(id: replyID, error: .invalidRequest("\"jsonrpc\" must be \"2.0\" when present."), silent: false)
         }
         guard let method else {
-            return .failure(Rejection(id: replyID, error: .invalidRequest("The request has no \"method\"."), silent: false))
+            throw Rejection(id: replyID, error: .invalidRequest("The request has no \"method\"."), silent: false)
         }
         // A known name is the table's own string (no string made per request).
         let known = method.kind == .string ? Methods.index(named: method.inner) : nil
         guard let name = known.map({ Methods.all[$0].name }) ?? method.stringValue else {
-            return .failure(Rejection(id: replyID, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false))
+            throw Rejection(id: replyID, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false)
         }
         if let p = params, p.kind != .object, p.kind != .null {
-            return .failure(Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil))
+            throw Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil)
         }
         var request = Request(id: id, method: name, params: params?.isNull == true ? nil : params)
         request.methodIndex = known
-        return .success(request)
+        return request
     }
 
     /// The envelope of a `JSON` request (tests and tools).

@@ -160,6 +160,11 @@ public final class JSONDocument: @unchecked Sendable {
 /// Compares `n` bytes.
 @inline(__always)
 func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    if n >= 4 && n <= 8 {
+        // Two overlapping four-byte words cover it.
+        @inline(__always) func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt32 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt32.self) }
+        return word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4)
+    }
     var k = 0
     while k + 8 <= n {
         if UnsafeRawPointer(a + k).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + k).loadUnaligned(as: UInt64.self) { return false }

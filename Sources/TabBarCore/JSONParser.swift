@@ -17,10 +17,12 @@ extension JSONDocument {
         func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
 
         @inline(__always) mutating func skipSpace() {
-            while i < b.count {
-                let c = b[i]
-                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i += 1 } else { break }
+            var j = i  // (a local index: `i` lives in memory, behind `self`)
+            while j < b.count {
+                let c = b[j]
+                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { j += 1 } else { break }
             }
+            i = j
         }
 
         mutating func document() throws(JSONParseError) {
@@ -92,7 +94,7 @@ extension JSONDocument {
                 let keyStart = i
                 let key = doc.tokenCount
                 try string()
-                try checkDuplicate(key, in: k, at: keyStart)
+                if members > 0 { try checkDuplicate(key, in: k, at: keyStart) }
                 skipSpace()
                 guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
                 i += 1
@@ -111,18 +113,22 @@ extension JSONDocument {
         /// Refuses key token `key` if an earlier member of object `obj` has the same key.
         mutating func checkDuplicate(_ key: Int, in obj: Int, at offset: Int) throws(JSONParseError) {
             var m = obj + 1
-            let t = doc.tokens[key]
+            let tokens = doc.tokens
+            let t = tokens[key]
             let escaped = t.kind == .escapedString
+            let length = t.end - t.start
             while m < key {
-                let other = doc.tokens[m]
+                let other = tokens[m]
                 let same: Bool
-                if !escaped && other.kind == .string {
+                if !escaped && other.kind == .string && other.end - other.start != length {
+                    same = false  // (plain keys of different lengths: the common case, told at once)
+                } else if !escaped && other.kind == .string {
                     same = doc.rawEquals(m, UnsafeBufferPointer(start: b.baseAddress! + Int(t.start), count: Int(t.end - t.start)))
                 } else {
                     same = doc.stringBytes(m) == doc.stringBytes(key)
                 }
                 if same { throw JSONParseError(offset: offset, reason: "duplicate key \"\(doc.string(key))\"") }
-                m = Int(doc.tokens[m + 1].next)
+                m = Int(tokens[m + 1].next)
             }
         }
 
@@ -146,10 +152,25 @@ extension JSONDocument {
             close(k, count: elements)
         }
 
+        @inline(__always)
         mutating func number() throws(JSONParseError) {
             let start = i
-            if b[i] == UInt8(ascii: "-") { i += 1 }
             @inline(__always) func digit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
+            // A plain integer (the common number), with a local index.
+            do {
+                var j = i
+                if b[j] == UInt8(ascii: "-") { j += 1 }
+                if j < b.count, b[j] &- 0x31 < 9 {
+                    j += 1
+                    while j < b.count, digit(b[j]) { j += 1 }
+                    if j == b.count || (b[j] != UInt8(ascii: ".") && b[j] | 0x20 != UInt8(ascii: "e")) {
+                        i = j
+                        leaf(.number, start, j)
+                        return
+                    }
+                }
+            }
+            if b[i] == UInt8(ascii: "-") { i += 1 }
             guard i < b.count, digit(b[i]) else { throw fail("invalid number") }
             if b[i] == 0x30 {
                 i += 1
@@ -190,9 +211,35 @@ extension JSONDocument {
         }
 
         /// A quoted string starting at `"`: validates UTF-8 and escapes, records its raw bytes.
+        @inline(__always)
         mutating func string() throws(JSONParseError) {
             i += 1
             let start = i
+            // Most strings are plain bytes up to the quote: scanned with a local index, eight
+            // at a time; anything else goes on below from the first byte that is not plain.
+            do {
+                let p = b.baseAddress!, n = b.count
+                var j = i
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+                while j + 8 <= n {
+                    let w = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
+                    let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs) | (w & highs)
+                    if special != 0 { j += special.trailingZeroBitCount >> 3; break }
+                    j += 8
+                }
+                while j < n {
+                    let c = p[j]
+                    if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 || c >= 0x80 { break }
+                    j += 1
+                }
+                i = j
+                if j < n && p[j] == UInt8(ascii: "\"") {
+                    leaf(.string, start, j)
+                    i = j + 1
+                    return
+                }
+            }
             var escaped = false
             var highBytes = false
             while true {

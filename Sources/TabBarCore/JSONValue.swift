@@ -68,14 +68,18 @@ public struct JSONValue: Sendable {
 
     /// A whole number that fits an Int (digits only, optional `-`).
     public var intValue: Int? {
-        guard isIntegerLiteral else { return nil }
+        guard kind == .number else { return nil }
         let r = raw
         var k = 0
         let negative = r[0] == UInt8(ascii: "-")
         var j = negative ? 1 : 0
-        if r.count - j > 18 { return Int(String(decoding: r, as: UTF8.self)) }
+        if r.count - j > 18 { return isIntegerLiteral ? Int(String(decoding: r, as: UTF8.self)) : nil }
+        // One pass: in a number token, a byte that is not a digit (after the sign) is a
+        // fraction or an exponent.
         while j < r.count {
-            k = k &* 10 &+ Int(r[j] &- 0x30)
+            let d = r[j] &- 0x30
+            if d >= 10 { return nil }
+            k = k &* 10 &+ Int(d)
             j += 1
         }
         return negative ? -k : k
@@ -84,7 +88,47 @@ public struct JSONValue: Sendable {
     public var doubleValue: Double? {
         guard kind == .number else { return nil }
         if let i = intValue, i.magnitude < 1 << 53 { return Double(i) }
+        if let d = Self.exactDouble(raw) { return d }
         return Double(String(decoding: raw, as: UTF8.self))
+    }
+
+    static let powersOfTen: [Double] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+    /// A number literal (already validated) of at most 15 significant digits scaled by at
+    /// most 10^±22, read without a string: the digits and the power of ten are both exact
+    /// doubles, so one multiplication or division rounds correctly, as `strtod` does
+    /// (Clinger's fast path). nil: anything else, for `Double(String)`.
+    static func exactDouble(_ r: UnsafeBufferPointer<UInt8>) -> Double? {
+        var i = 0
+        let negative = r[0] == UInt8(ascii: "-")
+        if negative { i = 1 }
+        var m: UInt64 = 0, digits = 0, scale = 0, afterPoint = false
+        while i < r.count {
+            let c = r[i]
+            if c == UInt8(ascii: ".") { afterPoint = true; i += 1; continue }
+            let d = c &- 0x30
+            if d >= 10 { break }
+            if m != 0 || d != 0 { digits += 1 }
+            if digits > 15 { return nil }
+            m = m &* 10 &+ UInt64(d)
+            if afterPoint { scale += 1 }
+            i += 1
+        }
+        var e = 0
+        if i < r.count {  // e or E
+            i += 1
+            var minus = false
+            if r[i] == UInt8(ascii: "-") { minus = true; i += 1 } else if r[i] == UInt8(ascii: "+") { i += 1 }
+            if r.count - i > 4 { return nil }
+            while i < r.count { e = e * 10 + Int(r[i] &- 0x30); i += 1 }
+            if minus { e = -e }
+        }
+        if m == 0 { return negative ? -0.0 : 0.0 }
+        let e10 = e - scale
+        guard e10 >= -22 && e10 <= 22 else { return nil }
+        let v = e10 >= 0 ? Double(m) * powersOfTen[e10] : Double(m) / powersOfTen[-e10]
+        return negative ? -v : v
     }
 
     /// An array's elements.

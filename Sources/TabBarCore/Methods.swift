@@ -5,7 +5,7 @@ public enum TabRef: Equatable, Sendable {
 }
 
 /// Who caused a change. Wire strings: `user`, `program`. Only user changes click.
-public enum Source: String, Equatable, Sendable {
+public enum Source: String, Equatable, Sendable, CaseIterable {
     case user
     case program
 }

@@ -78,7 +78,7 @@ public struct Item: Equatable, Sendable {
 }
 
 /// Hit shape of the center item. Wire strings: `rect`, `circle`.
-public enum CenterShape: String, Equatable, Sendable {
+public enum CenterShape: String, Equatable, Sendable, CaseIterable {
     case rect
     case circle
 }
@@ -167,7 +167,7 @@ public struct Visibility: Equatable, Sendable {
 }
 
 /// Feedback profile. Wire strings: `full`, `quiet` (reduced volume, selection clicks only), `silent`.
-public enum FeedbackProfile: String, Equatable, Sendable {
+public enum FeedbackProfile: String, Equatable, Sendable, CaseIterable {
     case full
     case quiet
     case silent
@@ -229,6 +229,7 @@ public struct BarState: Equatable, Sendable {
         ],
         selected: "home")
 
-    public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }
-    public func item(_ id: String) -> Item? { items.first { $0.id == id } }
+    // (Inlined: a call from a reducer step would pass a copy of the whole state.)
+    @inline(__always) public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }
+    @inline(__always) public func item(_ id: String) -> Item? { items.first { $0.id == id } }
 }

@@ -214,16 +214,21 @@ extension Wire {
     public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {
         switch result {
         case .success(let value):
-            o.put(#"{"jsonrpc":"2.0","id":"#)
-            o.id(id)
-            o.put(#","result":"#)
-            value.write(into: &o)
-            o.put("}\n")
+            reply(id: id, value, into: &o)
         case .failure(let error):
             var line: [UInt8] = []
             Wire.error(id: id, error, into: &line)
             o.append(line)
         }
+    }
+
+    /// Appends a result's reply line.
+    public static func reply(id: JSON, _ value: Reply, into o: inout ByteBuffer) {
+        o.put(#"{"jsonrpc":"2.0","id":"#)
+        o.id(id)
+        o.put(#","result":"#)
+        value.write(into: &o)
+        o.put("}\n")
     }
 
     /// `reply` into an array (tests and tools).

@@ -41,10 +41,22 @@ public struct Params: Sendable {
 
     public func name(_ key: String) -> String { prefix.isEmpty ? key : "\(prefix).\(key)" }
 
+    // Fields are named by literals, `StaticString`s: a literal for a `String` (or a generic
+    // `FieldName`) parameter would be made a `String` at every lookup. Names made at run time
+    // take the `name:` variants.
     @inline(__always)
-    public subscript(key: some FieldName) -> JSONValue? { key.withBytes { object?.member($0) } }
+    public subscript(key: StaticString) -> JSONValue? { member(key) }
 
-    public func has(_ key: some FieldName) -> Bool { self[key] != nil }
+    /// `self[key]` for a name made at run time.
+    public subscript(name name: String) -> JSONValue? { member(name) }
+
+    @inline(__always)
+    func member<K: FieldName>(_ key: K) -> JSONValue? { key.withBytes { object?.member($0) } }
+
+    public func has(_ key: StaticString) -> Bool { self[key] != nil }
+
+    /// `has` for a name made at run time.
+    public func has(name: String) -> Bool { self[name: name] != nil }
 
     /// Rejects any member not in `allowed`, naming it.
     public func only(_ allowed: [StaticString]) throws(RPCError) { try onlyNames(allowed) }
@@ -58,7 +70,9 @@ public struct Params: Sendable {
         var k = object.index + 1
         for _ in 0..<Int(doc.tokens[object.index].count) {
             var known = false
-            for a in allowed where a.withBytes({ JSONValue(doc, k).isKey($0) }) { known = true; break }
+            // (A plain key is told from a name of another length without reading it.)
+            let t = doc.tokens[k], plain = t.kind == .string, length = Int(t.end - t.start)
+            for a in allowed where a.withBytes({ (!plain || $0.count == length) && JSONValue(doc, k).isKey($0) }) { known = true; break }
             if !known {
                 let key = doc.string(k)
                 let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
@@ -76,8 +90,12 @@ public struct Params: Sendable {
         .invalidParams(name(key), "Field \"\(name(key))\" must be \(what), not \(got.typeName).")
     }
 
-    public func string(_ key: some FieldName, maxLength: Int = 1024) throws(RPCError) -> String? {
-        guard let v = self[key], !v.isNull else { return nil }
+    public func string(_ key: StaticString, maxLength: Int = 1024) throws(RPCError) -> String? {
+        try string(field: key, maxLength: maxLength)
+    }
+
+    func string<K: FieldName>(field key: K, maxLength: Int) throws(RPCError) -> String? {
+        guard let v = member(key), !v.isNull else { return nil }
         guard let s = v.stringValue else { throw wrong(key.text, "a string", v) }
         if s.utf8.count > maxLength {
             let key = key.text
@@ -86,13 +104,19 @@ public struct Params: Sendable {
         return s
     }
 
-    public func requiredString(_ key: some FieldName, maxLength: Int = 1024) throws(RPCError) -> String {
-        guard let s = try string(key, maxLength: maxLength) else { throw missing(key.text, "a string") }
+    public func requiredString(_ key: StaticString, maxLength: Int = 1024) throws(RPCError) -> String {
+        guard let s = try string(field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
+        return s
+    }
+
+    /// `requiredString` for a name made at run time.
+    public func requiredString(name key: String, maxLength: Int = 1024) throws(RPCError) -> String {
+        guard let s = try string(field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
         return s
     }
 
     /// An item id: 1…`maxLength` bytes, no control characters.
-    public func id(_ key: some FieldName, maxLength: Int = 64) throws(RPCError) -> String? {
+    public func id(_ key: StaticString, maxLength: Int = 64) throws(RPCError) -> String? {
         guard let s = try string(key, maxLength: maxLength) else { return nil }
         if s.isEmpty { let key = key.text; throw .invalidParams(name(key), "Field \"\(name(key))\" must not be empty.") }
         if s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
@@ -102,18 +126,18 @@ public struct Params: Sendable {
         return s
     }
 
-    public func requiredID(_ key: some FieldName, maxLength: Int = 64) throws(RPCError) -> String {
+    public func requiredID(_ key: StaticString, maxLength: Int = 64) throws(RPCError) -> String {
         guard let s = try id(key, maxLength: maxLength) else { throw missing(key.text, "an item id") }
         return s
     }
 
-    public func bool(_ key: some FieldName) throws(RPCError) -> Bool? {
+    public func bool(_ key: StaticString) throws(RPCError) -> Bool? {
         guard let v = self[key], !v.isNull else { return nil }
         guard let b = v.boolValue else { throw wrong(key.text, "true or false", v) }
         return b
     }
 
-    public func requiredBool(_ key: some FieldName) throws(RPCError) -> Bool {
+    public func requiredBool(_ key: StaticString) throws(RPCError) -> Bool {
         guard let b = try bool(key) else { throw missing(key.text, "true or false") }
         return b
     }
@@ -125,7 +149,7 @@ public struct Params: Sendable {
     /// number written as a whole number — digits, an optional `-`, no fraction and no
     /// exponent — whose value is in `range`; anything else is refused, never rounded or
     /// clamped. Without a `range`, the safe integers.
-    public func int(_ key: some FieldName, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
+    public func int(_ key: StaticString, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
         guard let v = self[key], !v.isNull else { return nil }
         guard v.kind == .number else { throw wrong(key.text, "a whole number", v) }
         let range = range ?? Self.safeIntegers
@@ -143,7 +167,7 @@ public struct Params: Sendable {
     /// A number literal for a message: at most 40 characters of it.
     static func clip(_ text: String) -> String { text.utf8.count <= 40 ? text : String(text.prefix(37)) + "..." }
 
-    public func double(_ key: some FieldName, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
+    public func double(_ key: StaticString, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
         guard let v = self[key], !v.isNull else { return nil }
         guard v.kind == .number else { throw wrong(key.text, "a number", v) }
         guard let d = v.doubleValue, d.isFinite else {
@@ -157,14 +181,27 @@ public struct Params: Sendable {
         return d
     }
 
-    public func requiredDouble(_ key: some FieldName, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double {
+    public func requiredDouble(_ key: StaticString, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double {
         guard let d = try double(key, range: range) else { throw missing(key.text, "a number") }
         return d
     }
 
     /// A string that must be one of an enum's raw values.
-    public func choice<E: RawRepresentable>(_ key: some FieldName, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E?
+    /// A plain string (no escapes) is matched by its bytes against the cases' raw values,
+    /// making no `String`; anything else takes the general way (and its errors).
+    public func choice<E: RawRepresentable & CaseIterable>(_ key: StaticString, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E?
     where E.RawValue == String {
+        guard let v = self[key], !v.isNull else { return nil }
+        if v.kind == .string {
+            let raw = v.inner
+            for e in E.allCases {
+                var name = e.rawValue
+                if name.utf8.count == raw.count,
+                   name.withUTF8({ raw.count == 0 || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count) }) {
+                    return e
+                }
+            }
+        }
         guard let s = try string(key, maxLength: 64) else { return nil }
         guard let e = E(rawValue: s) else {
             let key = key.text
@@ -173,13 +210,13 @@ public struct Params: Sendable {
         return e
     }
 
-    public func object(_ key: some FieldName) throws(RPCError) -> Params? {
+    public func object(_ key: StaticString) throws(RPCError) -> Params? {
         guard let v = self[key], !v.isNull else { return nil }
         guard v.kind == .object else { throw wrong(key.text, "an object", v) }
         return try Params(v, prefix: name(key.text), owner: owner)
     }
 
-    public func array(_ key: some FieldName) throws(RPCError) -> [JSONValue]? {
+    public func array(_ key: StaticString) throws(RPCError) -> [JSONValue]? {
         guard let v = self[key], !v.isNull else { return nil }
         guard v.kind == .array else { throw wrong(key.text, "an array", v) }
         return v.elements

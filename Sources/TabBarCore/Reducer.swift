@@ -102,7 +102,22 @@ public struct Outcome: Equatable, Sendable {
         self.journal = journal
     }
 
-    static func fail(_ e: RPCError) -> Outcome { Outcome(reply: .failure(e)) }
+    /// Starts the outcome afresh: `reply`, and no events, effects or journal entry (the
+    /// arrays keep their memory: the server reuses one outcome for every command).
+    @inline(__always)
+    mutating func reset(_ reply: Result<Reply, RPCError>) {
+        self.reply = reply
+        if !events.isEmpty { events.removeAll(keepingCapacity: true) }
+        if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
+        journal = nil
+    }
+
+    /// Adds the sound to play, if any.
+    @inline(__always)
+    mutating func play(_ sound: Effect?) { if let sound { effects.append(sound) } }
+
+    /// Starts the outcome afresh as the refusal `e`.
+    mutating func fail(_ e: RPCError) { reset(.failure(e)) }
 }
 
 /// The pure state machine: State × Command → State', reply, events, effects.
@@ -125,10 +140,10 @@ public struct Reducer: Sendable {
         self.sounds = sounds
     }
 
-    var seq: UInt64 { state.seq }
+    var seq: UInt64 { @inline(__always) get { state.seq } }
 
     /// Badge display limits with the bar's `max_count` / `max_chars` applied.
-    var displayLimits: Limits { state.settings.effective(limits) }
+    var displayLimits: Limits { @inline(__always) get { state.settings.effective(limits) } }
 
     /// Forgets what only lives while the daemon runs (touch, highlight, animation phases,
     /// front-end animations); called once the state is restored, before serving.
@@ -142,40 +157,49 @@ public struct Reducer: Sendable {
 
     /// Applies a state command at time `now` (ms, monotonic; only differences matter).
     public mutating func reduce(_ command: StateCommand, at now: Int64 = 0) -> Outcome {
+        var out = Outcome(reply: .success(.none))
+        reduce(command, at: now, into: &out)
+        return out
+    }
+
+    /// `reduce`, into an outcome that is reused (whatever it held is replaced; its arrays
+    /// keep their memory, so a command allocates none).
+    public mutating func reduce(_ command: StateCommand, at now: Int64 = 0, into out: inout Outcome) {
         self.now = now
+        out.reset(.success(.none))
         switch command {
         case let .configure(items, badgeGiven, selected, layout, settings):
-            return configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings)
+            configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings, into: &out)
         case let .select(ref, ifSeq, source):
-            return select(ref, ifSeq: ifSeq, source: source)
+            select(ref, ifSeq: ifSeq, source: source, into: &out)
         case let .actionTrigger(tab, source):
-            return actionTrigger(tab, source: source)
+            actionTrigger(tab, source: source, into: &out)
         case let .actionFinish(tab):
-            return actionFinish(tab)
+            actionFinish(tab, into: &out)
         case let .badgeSet(tab, update):
-            return setBadge(tab, update)
+            setBadge(tab, update, into: &out)
         case let .badgeClear(tab):
-            return setBadge(tab, BadgeUpdate(value: .remove, hidden: false), clearing: true)
+            setBadge(tab, BadgeUpdate(value: .remove, hidden: false), clearing: true, into: &out)
         case let .touch(phase, x, y, touchID):
-            return touch(phase, x: x, y: y, touchID: touchID)
+            touch(phase, x: x, y: y, touchID: touchID, into: &out)
         case let .highlight(tab, phase):
-            return highlight(tab, phase)
+            highlight(tab, phase, into: &out)
         case let .setHidden(hidden, reason, animated):
-            return setHidden(hidden, reason: reason, animated: animated)
+            setHidden(hidden, reason: reason, animated: animated, into: &out)
         case let .navPush(hidesBar):
-            return navPush(hidesBar: hidesBar)
+            navPush(hidesBar: hidesBar, into: &out)
         case .navPop:
-            return navPop()
+            navPop(into: &out)
         case let .scroll(dy):
-            return scroll(dy: dy)
+            scroll(dy: dy, into: &out)
         case let .animationBegin(kind, tab, durationMs):
-            return animationBegin(kind: kind, tab: tab, durationMs: durationMs)
+            animationBegin(kind: kind, tab: tab, durationMs: durationMs, into: &out)
         case let .animationEnd(id, reason):
-            return animationEnd(id: id, reason: reason)
+            animationEnd(id: id, reason: reason, into: &out)
         case let .timerFired(key):
             switch key {
-            case .visibility: return visibilityTimerFired()
-            case .animation(let id): return animationTimerFired(id)
+            case .visibility: visibilityTimerFired(into: &out)
+            case .animation(let id): animationTimerFired(id, into: &out)
             }
         case let .feedbackSet(profile, volume):
             var f = state.feedback
@@ -184,20 +208,25 @@ public struct Reducer: Sendable {
             if f != state.feedback {
                 state.feedback = f
                 state.seq += 1
-                return Outcome(reply: .success(.feedback(seq: seq, f)), events: [.feedbackChanged(seq: seq, f)])
+                out.reply = .success(.feedback(seq: seq, f))
+                out.events.append(.feedbackChanged(seq: seq, f))
+                return
             }
-            return Outcome(reply: .success(.feedback(seq: seq, f)))
+            out.reply = .success(.feedback(seq: seq, f))
         }
     }
 
     // MARK: Sounds
 
     /// The sound a trigger plays now: the bar's `settings.sounds`, else the daemon's map;
-    /// an item's own sound replaces it for that item's commits; `none` is silence.
-    func sound(_ trigger: SoundTrigger, item: Item?, kind: String? = nil) -> [Effect] {
+    /// an item's own sound (`own`, its `sound`) replaces it for that item's commits; `none`
+    /// is silence. nil: no sound (no array is made for the one effect there can be).
+    /// (`mutating` though it only reads: every caller is a step, and a call to a read-only
+    /// method from a mutating one passes a copy of the whole reducer.)
+    mutating func sound(_ trigger: SoundTrigger, own: String?, kind: String? = nil) -> Effect? {
         let profile = state.feedback.profile
-        if profile == .silent { return [] }
-        if profile == .quiet && trigger != .select && trigger != .reselect { return [] }
+        if profile == .silent { return nil }
+        if profile == .quiet && trigger != .select && trigger != .reselect { return nil }
         var name: String?
         switch trigger {
         case .select: name = sounds.select
@@ -210,15 +239,16 @@ public struct Reducer: Sendable {
         }
         if !state.settings.sounds.isEmpty, let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
-        if let own = item?.sound, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
-        guard let name, name != "none", !name.isEmpty else { return [] }
+        if let own, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
+        guard let name, name != "none", !name.isEmpty else { return nil }
         let gain = state.feedback.volume * (profile == .quiet ? sounds.quietGain : 1)
-        guard gain > 0 else { return [] }
-        return [.play(name: name, gain: gain, trigger: trigger)]
+        guard gain > 0 else { return nil }
+        return .play(name: name, gain: gain, trigger: trigger)
     }
 
     // MARK: Selection
 
+    @inline(__always)
     func resolve(_ ref: TabRef) -> Result<Int, RPCError> {
         switch ref {
         case .id(let id):
@@ -230,24 +260,22 @@ public struct Reducer: Sendable {
         }
     }
 
-    mutating func select(_ ref: TabRef, ifSeq: Int?, source: Source) -> Outcome {
+    mutating func select(_ ref: TabRef, ifSeq: Int?, source: Source, into out: inout Outcome) {
         let k: Int
         switch resolve(ref) {
-        case .failure(let e): return .fail(e)
+        case .failure(let e): return out.fail(e)
         case .success(let i): k = i
         }
         // (Read in place: copying the item would count a reference for each of its strings.)
         let kind = state.items[k].kind
         if kind != .tab {
-            return .fail(.notSelectable(state.items[k].id, "it is \(kind == .center ? "the center button" : "an action button"); use action.trigger"))
+            return out.fail(.notSelectable(state.items[k].id, "it is \(kind == .center ? "the center button" : "an action button"); use action.trigger"))
         }
-        if !state.items[k].enabled { return .fail(.notSelectable(state.items[k].id, "it is disabled")) }
-        if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return .fail(.conflict(expected: ifSeq, current: state.seq)) }
+        if !state.items[k].enabled { return out.fail(.notSelectable(state.items[k].id, "it is disabled")) }
+        if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return out.fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
-        var out = Outcome(reply: .success(.none))
         let reselected = commitTab(k, source: source, into: &out)
         out.reply = .success(.selected(seq: seq, tab: state.items[k].id, previous: state.previous, reselected: reselected))
-        return out
     }
 
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
@@ -255,7 +283,8 @@ public struct Reducer: Sendable {
     /// scroll hide reason are cleared. Returns whether it was a reselect.
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
         let id = state.items[k].id
-        let old = state.selected.flatMap { state.index(of: $0) }
+        var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
+        if let s = state.selected { old = state.index(of: s) }
         let (reselected, effects) = moveSelection(to: k, source: source)
         if reselected {
             out.events.append(.tabReselected(seq: seq, tab: id, source: source))
@@ -265,7 +294,7 @@ public struct Reducer: Sendable {
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
-        out.effects += effects
+        out.play(effects)
         withdrawScrollReason(into: &out)
         return reselected
     }
@@ -273,29 +302,28 @@ public struct Reducer: Sendable {
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
     /// becomes selected (its predecessor `previous`) unless it already was (a reselect).
     /// Returns whether it was a reselect, and the sound a user's commit plays.
-    mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: [Effect]) {
+    mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: Effect?) {
         let reselected = state.selected == state.items[k].id
         if state.activeAction != nil { state.activeAction = nil }
         if !reselected {
             state.previous = state.selected
             state.selected = state.items[k].id
         }
-        guard source == .user else { return (reselected, []) }
-        return (reselected, sound(reselected ? .reselect : .select, item: state.items[k]))
+        guard source == .user else { return (reselected, nil) }
+        return (reselected, sound(reselected ? .reselect : .select, own: state.items[k].sound))
     }
 
     // MARK: Actions
 
-    mutating func actionTrigger(_ tab: String, source: Source) -> Outcome {
-        guard let item = state.item(tab) else { return .fail(.unknownTab(tab)) }
+    mutating func actionTrigger(_ tab: String, source: Source, into out: inout Outcome) {
+        guard let item = state.item(tab) else { return out.fail(.unknownTab(tab)) }
         guard item.kind != .tab else {
-            return .fail(.invalidParams("tab", "Item \"\(tab)\" is a tab, not an action or center button; use tab.select."))
+            return out.fail(.invalidParams("tab", "Item \"\(tab)\" is a tab, not an action or center button; use tab.select."))
         }
-        guard item.enabled else { return .fail(.notSelectable(tab, "it is disabled")) }
+        guard item.enabled else { return out.fail(.notSelectable(tab, "it is disabled")) }
         state.seq += 1
-        var out = Outcome(reply: .success(.seq(seq)))
+        out.reply = .success(.seq(seq))
         commitAction(state.index(of: tab)!, source: source, into: &out)
-        return out
     }
 
     /// Triggers action or center item `k` as part of the change being made: it becomes the
@@ -304,14 +332,15 @@ public struct Reducer: Sendable {
         let item = state.items[k]
         state.activeAction = item.id
         out.events.append(.actionTriggered(seq: seq, tab: item.id, action: item.action))
-        if source == .user { out.effects += sound(item.kind == .center ? .center : .action, item: item) }
+        if source == .user { out.play(sound(item.kind == .center ? .center : .action, own: item.sound)) }
     }
 
-    mutating func actionFinish(_ tab: String) -> Outcome {
-        guard state.item(tab) != nil else { return .fail(.unknownTab(tab)) }
-        guard state.activeAction == tab else { return Outcome(reply: .success(.seq(seq))) }
+    mutating func actionFinish(_ tab: String, into out: inout Outcome) {
+        guard state.item(tab) != nil else { return out.fail(.unknownTab(tab)) }
+        guard state.activeAction == tab else { return out.reset(.success(.seq(seq))) }
         state.seq += 1
         state.activeAction = nil
-        return Outcome(reply: .success(.seq(seq)), events: [.actionFinished(seq: seq, tab: tab)])
+        out.reply = .success(.seq(seq))
+        out.events.append(.actionFinished(seq: seq, tab: tab))
     }
 }

@@ -97,8 +97,8 @@ public struct BarSettings: Equatable, Sendable {
         if let n = try p.int("max_chars", range: 1...1024) { s.maxChars = n == limits.maxBadgeChars ? nil : n }
         if let sp = try p.object("sounds") {
             try sp.only(names: soundTriggers + ["animations"])
-            for t in soundTriggers where sp.has(t) {
-                if sp[t]?.isNull == true { s.sounds[t] = nil; continue }
+            for t in soundTriggers where sp.has(name: t) {
+                if sp[name: t]?.isNull == true { s.sounds[t] = nil; continue }
                 s.sounds[t] = try soundName(sp, t)
             }
             if let a = try sp.object("animations") {
@@ -115,7 +115,7 @@ public struct BarSettings: Equatable, Sendable {
     }
 
     static func soundName(_ p: Params, _ key: String) throws(RPCError) -> String {
-        let name = try p.requiredString(key, maxLength: 256)
+        let name = try p.requiredString(name: key, maxLength: 256)
         if name.isEmpty { throw .invalidParams(p.name(key), "A sound name must not be empty; use \"none\" for silence.") }
         return name
     }

@@ -50,7 +50,7 @@ extension Badge {
             default: throw .invalidParams(p.name("kind"), "Badge kind must be \"count\", \"text\" or \"dot\".")
             }
         }
-        let given = ["count", "text", "dot"].filter { p.has($0) }
+        let given = ["count", "text", "dot"].filter { p.has(name: $0) }
         guard given.count == 1 else {
             throw .invalidParams(p.name(given.count == 0 ? "count" : given[1]),
                                  "Give exactly one of \"count\" (integer), \"text\" (string) or \"dot\" (true).")

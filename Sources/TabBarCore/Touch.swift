@@ -31,6 +31,7 @@ public enum Commit: String, Equatable, Sendable {
 extension Reducer {
     /// What a point hits now: the enabled item there (nil for none or a disabled one) and
     /// whether the bar swallows the touch. A hidden bar hits nothing and swallows nothing.
+    @inline(__always)
     public func hit(x: Double, y: Double) -> (index: Int?, consumed: Bool) {
         if state.visibility.hidden { return (nil, false) }
         let h = state.layout.hitTest(x: x, y: y, items: state.items,
@@ -39,27 +40,29 @@ extension Reducer {
         return h
     }
 
-    mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?) -> Outcome {
+    mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
+        let target: String?  // (read once: a closure over the state would copy it)
+        if let k = h.index { target = state.items[k].id } else { target = nil }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
-            .touch(seq: seq, target: h.index.map { state.items[$0].id }, consumed: h.consumed, commit: commit, ignored: ignored)
+            .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)
         }
         switch phase {
         case .down:
-            if let id = touchID, touch.seen(id) { return Outcome(reply: .success(reply(ignored: true))) }
+            if let id = touchID, touch.seen(id) { return out.reset(.success(reply(ignored: true))) }
             guard let k = h.index else {
                 // A touch that starts on nothing ends the one in progress, if any.
-                guard touch.active != nil else { return Outcome(reply: .success(reply())) }
+                guard touch.active != nil else { return out.reset(.success(reply())) }
                 state.seq += 1
-                var out = Outcome(reply: .success(.none))
+                out.reset(.success(.none))
                 endTouch(.cancel, into: &out)
                 out.journal = journalEntry(commit: nil, nil)
                 unlessSeen(&out)
                 out.reply = .success(reply())
-                return out
+                return
             }
             state.seq += 1
-            var out = Outcome(reply: .success(.none))
+            out.reset(.success(.none))
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
             highlightBegin(k, into: &out)
@@ -72,14 +75,13 @@ extension Reducer {
             out.journal = journalEntry(commit: commit, k)
             unlessSeen(&out)
             out.reply = .success(reply(commit: commit))
-            return out
         case .up, .cancel:
             guard let active = touch.active, touchID == nil || touchID == active.id else {
                 // No sequence in progress with this id: a stray or replayed up/cancel.
-                return Outcome(reply: .success(reply(ignored: true)))
+                return out.reset(.success(reply(ignored: true)))
             }
             state.seq += 1
-            var out = Outcome(reply: .success(.none))
+            out.reset(.success(.none))
             touch.active = nil
             var commit: Commit?
             var committed: Int?
@@ -92,7 +94,6 @@ extension Reducer {
             out.journal = journalEntry(commit: commit, committed)
             unlessSeen(&out)
             out.reply = .success(reply(commit: commit))
-            return out
         }
     }
 
@@ -109,6 +110,7 @@ extension Reducer {
     /// the same (a replay must not depend on the finger tracker, which is not persisted and
     /// is lost when a snapshot falls between a touch's down and up); a touch that only
     /// moved the highlight is recorded as `touch.highlight`, which a replay skips.
+    @inline(__always)
     func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
         guard let commit, let k else { return .touchHighlight }
         let tab = state.items[k].id
@@ -132,20 +134,18 @@ extension Reducer {
     }
 
     /// `tab.highlight`: a front end that hit-tests itself reports a highlight.
-    mutating func highlight(_ tab: String, _ phase: HighlightPhase) -> Outcome {
-        guard let k = state.index(of: tab) else { return .fail(.unknownTab(tab)) }
-        let unchanged = Outcome(reply: .success(.seq(seq)))
+    mutating func highlight(_ tab: String, _ phase: HighlightPhase, into out: inout Outcome) {
+        guard let k = state.index(of: tab) else { return out.fail(.unknownTab(tab)) }
         switch phase {
         case .begin:
-            guard state.items[k].enabled else { return .fail(.notSelectable(tab, "it is disabled")) }
-            guard state.highlighted != tab else { return unchanged }
+            guard state.items[k].enabled else { return out.fail(.notSelectable(tab, "it is disabled")) }
+            guard state.highlighted != tab else { return out.reset(.success(.seq(seq))) }
         case .end, .cancel:
-            guard state.highlighted == tab else { return unchanged }
+            guard state.highlighted == tab else { return out.reset(.success(.seq(seq))) }
         }
         state.seq += 1
-        var out = Outcome(reply: .success(.seq(seq)))
+        out.reset(.success(.seq(seq)))
         if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, phase, into: &out) }
-        return out
     }
 
     /// Highlights item `k`, cancelling another highlight first.

@@ -36,11 +36,11 @@ extension Visibility {
 extension Reducer {
     static let maxNavDepth = 256
 
-    func visibilityReply() -> Outcome {
-        Outcome(reply: .success(.visibility(seq: seq, state.visibility)))
+    func visibilityReply(into out: inout Outcome) {
+        out.reset(.success(.visibility(seq: seq, state.visibility)))
     }
 
-    mutating func setHidden(_ hidden: Bool, reason: HideReason, animated: Bool) -> Outcome {
+    mutating func setHidden(_ hidden: Bool, reason: HideReason, animated: Bool, into out: inout Outcome) {
         var v = state.visibility
         switch reason {
         case .explicit, .scroll:
@@ -50,30 +50,30 @@ extension Reducer {
             v.updatePushReason()
         }
         if reason == .scroll { scrollTravel = 0 }
-        return changeVisibility(to: v, animated: animated)
+        changeVisibility(to: v, animated: animated, into: &out)
     }
 
-    mutating func navPush(hidesBar: Bool) -> Outcome {
+    mutating func navPush(hidesBar: Bool, into out: inout Outcome) {
         guard state.visibility.navStack.count < Reducer.maxNavDepth else {
-            return .fail(.limitExceeded("The navigation stack is \(Reducer.maxNavDepth) screens deep; pop screens with nav.pop first."))
+            return out.fail(.limitExceeded("The navigation stack is \(Reducer.maxNavDepth) screens deep; pop screens with nav.pop first."))
         }
         var v = state.visibility
         v.navStack.append(hidesBar)
         v.updatePushReason()
-        return changeVisibility(to: v, animated: true)
+        changeVisibility(to: v, animated: true, into: &out)
     }
 
-    mutating func navPop() -> Outcome {
-        guard !state.visibility.navStack.isEmpty else { return visibilityReply() }
+    mutating func navPop(into out: inout Outcome) {
+        guard !state.visibility.navStack.isEmpty else { return visibilityReply(into: &out) }
         var v = state.visibility
         v.navStack.removeLast()
         v.updatePushReason()
-        return changeVisibility(to: v, animated: true)
+        changeVisibility(to: v, animated: true, into: &out)
     }
 
     /// Scrolling down (dy > 0) by the threshold hides the bar; scrolling up by it shows it again.
-    mutating func scroll(dy: Double) -> Outcome {
-        guard dy != 0 else { return visibilityReply() }
+    mutating func scroll(dy: Double, into out: inout Outcome) {
+        guard dy != 0 else { return visibilityReply(into: &out) }
         if scrollTravel != 0 && (scrollTravel > 0) != (dy > 0) { scrollTravel = 0 }
         scrollTravel += dy
         let threshold = state.settings.scrollThreshold
@@ -84,15 +84,14 @@ extension Reducer {
         } else if dy < 0 && -scrollTravel >= threshold && scrollHidden {
             hide = false
         } else {
-            return visibilityReply()
+            return visibilityReply(into: &out)
         }
         scrollTravel = 0
         var v = state.visibility
         v.set(.scroll, hide)
-        var out = changeVisibility(to: v, animated: true)
+        changeVisibility(to: v, animated: true, into: &out)
         // Replaying the request alone would not reproduce the travel before it: record what it did.
         out.journal = .setHidden(hide, reason: .scroll)
-        return out
     }
 
     /// Selecting a tab shows a bar that scrolling hid (part of the change being made).
@@ -105,13 +104,12 @@ extension Reducer {
     }
 
     /// A visibility change as a command of its own: one seq, the reply carries the visibility.
-    mutating func changeVisibility(to v: Visibility, animated: Bool) -> Outcome {
-        guard v.logical != state.visibility.logical else { return visibilityReply() }
+    mutating func changeVisibility(to v: Visibility, animated: Bool, into out: inout Outcome) {
+        guard v.logical != state.visibility.logical else { return visibilityReply(into: &out) }
         state.seq += 1
-        var out = Outcome(reply: .success(.none))
+        out.reset(.success(.none))
         applyVisibility(v, animated: animated, into: &out)
         out.reply = .success(.visibility(seq: seq, state.visibility))
-        return out
     }
 
     /// Applies new reasons/stack as part of the change being made. When the bar flips between
@@ -137,9 +135,9 @@ extension Reducer {
             }
             state.visibility = next
             out.events.append(visibilityEvent(durationMs: durationMs))
-            let effects = sound(.visibility, item: nil)
+            let effects = sound(.visibility, own: nil)
             if durationMs > 0 { visibilityCue(from: from, to: target, durationMs: durationMs, sound: effects, into: &out) }
-            out.effects += effects
+            out.play(effects)
             if next.hidden { cancelTouchesAndHighlight(into: &out) }
         } else {
             // Reasons or the stack changed, not whether the bar is hidden: a running phase goes on.
@@ -154,15 +152,18 @@ extension Reducer {
     }
 
     /// The show/hide animation is due to end: phase back to `idle` (one more seq).
-    mutating func visibilityTimerFired() -> Outcome {
+    mutating func visibilityTimerFired(into out: inout Outcome) {
         let v = state.visibility
-        guard v.phase != .idle else { return Outcome(reply: .success(.none)) }
+        guard v.phase != .idle else { return out.reset(.success(.none)) }
         if now < v.phaseEndMs {
             // Early (the animation was retargeted meanwhile): wait for its new end.
-            return Outcome(reply: .success(.none), effects: [.timer(.visibility, atMs: v.phaseEndMs)])
+            out.reset(.success(.none))
+            return out.effects.append(.timer(.visibility, atMs: v.phaseEndMs))
         }
         state.seq += 1
         state.visibility.settle()
-        return Outcome(reply: .success(.seq(seq)), events: [visibilityEvent(durationMs: 0)], journal: .timerFired(.visibility))
+        out.reset(.success(.seq(seq)))
+        out.events.append(visibilityEvent(durationMs: 0))
+        out.journal = .timerFired(.visibility)
     }
 }

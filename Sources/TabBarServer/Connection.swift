@@ -65,8 +65,19 @@ final class Connection {
     func queueReply(id: JSON, _ result: Result<Reply, RPCError>, scratch: inout ByteBuffer) {
         scratch.removeAll()
         Wire.reply(id: id, result, into: &scratch)
+        queueReplyLine(scratch.bytes)
+    }
+
+    /// `queueReply` of a result.
+    func queueReply(id: JSON, _ reply: Reply, scratch: inout ByteBuffer) {
+        scratch.removeAll()
+        Wire.reply(id: id, reply, into: &scratch)
+        queueReplyLine(scratch.bytes)
+    }
+
+    private func queueReplyLine(_ line: UnsafeBufferPointer<UInt8>) {
         let start = out.count
-        out.append(contentsOf: scratch.bytes)
+        out.append(contentsOf: line)
         replies.append(start..<out.count)
     }
 

@@ -17,31 +17,29 @@ extension Server {
             return
         case .line(let l): line = l
         }
-        var request: Request
-        switch Envelope.decode(line, into: requestDoc) {
-        case .failure(let rejection):
-            if rejection.silent {
+        let request: Request
+        do throws(Envelope.Rejection) { request = try Envelope.read(line, into: requestDoc) } catch {
+            if error.silent {
                 stats.errors += 1
             } else {
-                answer(id: rejection.id, .failure(rejection.error), to: c)
+                answer(id: error.id, .failure(error.error), to: c)
             }
             return
-        case .success(let r): request = r
         }
         if request.id == nil { stats.notifications += 1 } else { stats.requests += 1 }
         guard let spec = request.methodIndex.map({ Methods.all[$0] }) ?? Methods.spec(named: request.method) else {
             return answer(id: request.id, .failure(.methodNotFound(request.method)), to: c)
         }
-        request = resolvingInitialBar(request)  // bar.configure {"initial":true}: InitialBar.swift
+        let params = initialBarParams(request) ?? request.params  // bar.configure {"initial":true}: InitialBar.swift
         let command: Command
         do {
-            command = try spec.decode(try Params(request.params), reducer.limits)
+            command = try spec.decode(try Params(params), reducer.limits)
         } catch {
             return answer(id: request.id, .failure(error), to: c)
         }
         switch command {
         case .state(let cmd):
-            apply(cmd, method: request.method, params: request.params, id: request.id, from: c)
+            apply(cmd, method: request.method, params: params, id: request.id, from: c)
         case .server(let cmd):
             // They read state or stats: let them see only changes that are in the journal.
             commitBatch()

@@ -16,21 +16,23 @@ extension Server {
     func apply(_ command: StateCommand, method: String, params: JSONValue?, id: JSON?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
-        var before = batch.open ? nil : reducer.state
+        var opening = !batch.open
+        if opening { batch.keep(state: reducer.state) }
         var seqBefore = reducer.state.seq
-        var outcome = reducer.reduce(command, at: nowMs())
+        reducer.reduce(command, at: nowMs(), into: &outcome)
         if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
-            before = reducer.state
+            opening = true
+            batch.keep(state: reducer.state)
             seqBefore = reducer.state.seq
-            outcome = reducer.reduce(command, at: nowMs())
+            reducer.reduce(command, at: nowMs(), into: &outcome)
         }
         guard reducer.state.seq != seqBefore else {
             run(outcome.effects)
             if let c { answer(id: id, outcome.reply, to: c) }
             return
         }
-        if let before { batch.join(state: before) }
+        if opening { batch.join() }
         let seq = reducer.state.seq
         store.stage(seq: seq) { line in
             if let entry = outcome.journal {
@@ -39,7 +41,7 @@ extension Server {
                 Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
             }
         }
-        batch.effects.append(contentsOf: outcome.effects)
+        if !outcome.effects.isEmpty { batch.effects.append(contentsOf: outcome.effects) }
         for e in outcome.events { batch.outputs.append(.event(e)) }
         guard let c else {
             batch.count += 1
@@ -49,7 +51,10 @@ extension Server {
         batch.count += 1
         batch.clientChanges += 1
         if let id {
-            batch.outputs.append(.reply(c, id, outcome.reply))
+            switch outcome.reply {
+            case .success(let reply): batch.outputs.append(.reply(c, id, reply))
+            case .failure(let error): batch.outputs.append(.refusal(c, id, error))
+            }
             stats.handling.record(MonotonicClock.nanoseconds() &- lineReadNs)
         }
     }
@@ -69,22 +74,29 @@ extension Server {
             peerLogs.write(.journal, .error, "Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused",
                            ["error": "\(error)", "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
             let refused = storageFailed("\(error)")
-            for case let .reply(c, id, _) in batch.outputs where !c.closed {
-                c.queueReply(id: id, .failure(refused), scratch: &scratch)
+            for output in batch.outputs {
+                switch output {
+                case .event: continue
+                case let .reply(c, id, _), let .refusal(c, id, _):
+                    if !c.closed { c.queueReply(id: id, .failure(refused), scratch: &scratch) }
+                }
             }
             stats.errors += batch.clientChanges
             batch.close()
             return false
         }
         batch.publishing = true
-        for output in batch.outputs {
-            switch output {
+        for k in batch.outputs.indices {
+            switch batch.outputs[k] {
             case .event(let e):
                 broadcast(e)
-            case let .reply(c, id, result):
+            case let .reply(c, id, reply):
                 guard !c.closed else { continue }
-                if case .failure = result { stats.errors += 1 }
-                c.queueReply(id: id, result, scratch: &scratch)  // (its reading marked it for flushing)
+                c.queueReply(id: id, reply, scratch: &scratch)  // (its reading marked it for flushing)
+            case let .refusal(c, id, error):
+                guard !c.closed else { continue }
+                stats.errors += 1
+                c.queueReply(id: id, .failure(error), scratch: &scratch)
             }
         }
         batch.publishing = false
@@ -124,7 +136,9 @@ struct Batch {
     /// What a staged change will publish or answer.
     enum Output {
         case event(BarEvent)
-        case reply(Connection, JSON, Result<Reply, RPCError>)
+        /// (Typed cases rather than a `Result`: staging one is a plain copy, no generic one.)
+        case reply(Connection, JSON, Reply)
+        case refusal(Connection, JSON, RPCError)
     }
 
     private(set) var open = false
@@ -137,12 +151,13 @@ struct Batch {
     var count = 0
     var clientChanges = 0
 
-    /// Opens the group with the state before its first change.
+    /// Keeps the state before what may become the group's first change (for an undo).
     @inline(__always)
-    mutating func join(state: BarState) {
-        open = true
-        stateBefore = state
-    }
+    mutating func keep(state: BarState) { stateBefore = state }
+
+    /// Opens the group (its state before is what `keep` kept).
+    @inline(__always)
+    mutating func join() { open = true }
 
     mutating func close() {
         open = false

@@ -54,6 +54,8 @@ extension Server {
     /// `sound.failed` for each accepted voice that was not heard intact.
     func publishSoundReports() {
         audio.drainReports({ voice, name, frame in
+            // (Counted as published whoever listens; built only when someone does.)
+            guard !clients.subscribers.isEmpty else { stats.events += 1; return }
             broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name), "frame": .int(frame)])))
         }, failed: { voice, name, reason in
             peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: MonotonicClock.nanoseconds())

@@ -5,15 +5,15 @@ import TabBarCore
 /// its params. The request is rewritten before it is decoded, so the journal records the
 /// full params and a replay never depends on what the config says at the next start.
 extension Server {
-    /// `request` itself, unless it is a `bar.configure` whose params are `{"initial": true}`:
-    /// then its params are the configured bar's, read into `initialDoc`.
-    func resolvingInitialBar(_ request: Request) -> Request {
-        guard request.method == "bar.configure", let params = request.params, let initial = params["initial"] else { return request }
+    /// nil (the request's own params), unless it is a `bar.configure` whose params are
+    /// `{"initial": true}`: then the configured bar's, read into `initialDoc`.
+    func initialBarParams(_ request: Request) -> JSONValue? {
+        guard let params = request.params, let initial = params["initial" as StaticString], request.method == "bar.configure" else { return nil }
         guard params.members.count == 1, initial.boolValue == true else {
-            return request  // bar.configure's own checks name the bad field
+            return nil  // bar.configure's own checks name the bad field
         }
         try! initialDoc.parse(Self.configureParams(config.initialBar, limits: config.limits).encoded())
-        return Request(id: request.id, method: request.method, params: initialDoc.root)
+        return initialDoc.root
     }
 
     /// A bar as the params of the `bar.configure` that makes it: its items, selection,

@@ -44,6 +44,8 @@ public final class Server {
     var lineReadNs: UInt64 = 0
     /// State changes applied but not yet in the journal (group commit: one write per loop turn, whatever the number of clients).
     var batch = Batch()
+    /// What the reducer makes of a command (reused: its arrays keep their memory).
+    var outcome = Outcome(reply: .success(.none))
     /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
     var timers: [TimerKey: Int64] = [:]
     /// The reducer's clock: real, or manual (`--clock manual`, Timers.swift).
