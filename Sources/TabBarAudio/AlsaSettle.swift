@@ -10,12 +10,16 @@ extension AlsaSink {
     /// period gets a quantum of one period — unless the server's minimum quantum is larger,
     /// which this finds (the queue then shrinks by `avail_min` only once per longer cycle).
     ///
-    /// A sound requested meanwhile (`wakeFD` readable) ends the measurement as soon as two
-    /// steps are seen — the fewest that tell the pull (`pull` sets the first aside), and by
-    /// then the stream is surely linked (one just opened plays into nothing until the session
-    /// manager links it: a click written then was never heard). The rest of the silence is
-    /// dropped and the sound goes next. (Cut short before the pull was known, `avail_min` was
-    /// left at one period, and at min-quantum 1024 steady clicks then waited two cycles.)
+    /// A sound requested meanwhile (`wakeFD` readable) ends the measurement early only where
+    /// the steps already tell the pull (`quantumSeen`: a quantum larger than `avail_min`, at
+    /// min-quantum 1024 the second step, 43 ms in); otherwise it waits for the four steps,
+    /// about 25 ms at PipeWire's defaults. Either way the rest of the silence is dropped and
+    /// the sound goes next. (Cut short at the first step or two, `avail_min` was left at one
+    /// period — at min-quantum 1024 steady clicks then waited two cycles — or read from an
+    /// interval that spanned the graph's switch to this stream's quantum and raised to 1024:
+    /// steady clicks waited half a 1024 cycle, p50 11 ms instead of 1.4.) By the first step
+    /// the stream is linked: one just opened plays into nothing until the session manager
+    /// links it, and a click written then was once never heard.
     public func settle(wakeFD: Int32) {
         pullFrames = 0
         linked = true
@@ -29,8 +33,9 @@ extension AlsaSink {
         var cut = false
         let deadline = monotonicNanos() + 1_000_000_000
         while steps.count < 4 && monotonicNanos() < deadline {
-            // fd -1 until two steps: poll only sleeps.
-            if pollReadable(steps.count < 2 ? -1 : wakeFD, timeoutNanos: 500_000) { cut = true; break }
+            // fd -1 until the steps tell the pull: poll only sleeps.
+            let known = AlsaSink.quantumSeen(steps: steps, availMin: availMin)
+            if pollReadable(known ? wakeFD : -1, timeoutNanos: 500_000) { cut = true; break }
             let avail = snd_pcm_avail(pcm)
             if avail < 0 { break }
             let q = bufferFrames - Int(avail)
@@ -64,7 +69,7 @@ extension AlsaSink {
     static func pull(steps: [(UInt64, Int)], availMin: Int, rate: Double) -> Int {
         // The first step may be a plugin moving the whole write into its server (PulseAudio).
         let step = steps.dropFirst().map { $0.1 }.max() ?? availMin
-        if Double(step) > Double(availMin) * 1.4 { return step }
+        if quantumSeen(steps: steps, availMin: availMin) { return step }
         // The shortest interval between two steps is one cycle (a longer one may span the
         // graph switching its quantum as this stream joined).
         var shortest = UInt64.max
@@ -73,6 +78,14 @@ extension AlsaSink {
         let cycle = Double(shortest) / 1e9 * rate
         if cycle > Double(step) * 1.4 { return 1 << Int(log2(cycle).rounded()) }
         return step
+    }
+
+    /// Whether `steps` already tell the pull without waiting for four: a step after the first
+    /// larger than `avail_min` is the quantum itself. Smaller steps leave the pull to the shortest
+    /// interval, and the first intervals may span the graph switching to this stream's quantum.
+    static func quantumSeen(steps: [(UInt64, Int)], availMin: Int) -> Bool {
+        let step = steps.dropFirst().map { $0.1 }.max() ?? 0
+        return Double(step) > Double(availMin) * 1.4
     }
 
     func setAvailMin(_ frames: Int) {

@@ -22,6 +22,20 @@ struct SettleTests {
         #expect(AlsaSink.pull(steps: steps(256, everyMs: 21.3), availMin: 256, rate: 48000) == 1024)
     }
 
+    /// When a waiting click may end the settle: at min-quantum 1024 the second step shows the
+    /// quantum; at PipeWire's defaults with another stream at 1024 the first interval spans
+    /// the graph's switch to 128 (seen: 128 at 0 and at 21.4 ms) and reads as 1024 — only the
+    /// later ones tell 128, so all four are waited for.
+    @Test func theQuantumIsSeenEarlyOnlyWhenAStepShowsIt() {
+        #expect(AlsaSink.quantumSeen(steps: steps(1024, everyMs: 42.6, count: 2), availMin: 128))
+        #expect(!AlsaSink.quantumSeen(steps: steps(1024, everyMs: 42.6, count: 1), availMin: 128))
+        let joining: [(UInt64, Int)] = [(0, 128), (21_467_000, 128)]
+        #expect(!AlsaSink.quantumSeen(steps: joining, availMin: 128))
+        #expect(AlsaSink.pull(steps: joining, availMin: 128, rate: 48000) == 1024, "what two steps would have said")
+        let four = joining + [(24_140_000, 128), (26_810_000, 128)]
+        #expect(AlsaSink.pull(steps: four, availMin: 128, rate: 48000) == 128)
+    }
+
     /// The graph runs at the stream's own latency: one period a cycle.
     @Test func oneStepPerCycleOfAvailMin() {
         #expect(AlsaSink.pull(steps: steps(128, everyMs: 2.67), availMin: 128, rate: 48000) == 128)
