@@ -97,16 +97,20 @@ class Bench:
             th = threading.Thread(target=lambda: box.setdefault("m", Monitor(self.a.monitor, rig, raw=raw,
                                                                              extra=["--passive"])))
             th.start()
+            sent = 0
             while th.is_alive():
                 c.reply(c.send("sound.play", {"name": "click"})[0])
+                sent += 1
                 th.join(0.2)
             mon = box["m"]
-            # The probe is ready during the engine's settle (it plays silence for up to ~1.5 s after the open,
-            # and stats say "idle" meanwhile); the start-up clicks wait for it and then play together. Wait
-            # until they were heard and the stream has stopped, so that neither the warm-up click joins them
-            # nor the limiter's release after their sum scales the measured clicks.
-            wait_for(lambda: mon.onsets, 30, "the start-up clicks at the sink")
-            wait_for(lambda: c.call("stats.get")["audio"]["engine"].get("state") == "idle", 60, "the clicks to end")
+            # The start-up clicks may still wait for the engine's settle (stats say "idle" meanwhile) and then
+            # play together. Wait until the engine has played (or reported) every one and the stream has
+            # stopped, so that neither the warm-up click joins them nor the limiter's release after their sum
+            # scales the measured clicks.
+            def done():
+                e = c.call("stats.get")["audio"]["engine"]
+                return e.get("voices_played", 0) + e.get("voices_failed", 0) >= sent and e.get("state") == "idle"
+            wait_for(done, 60, "the start-up clicks to be played and the stream to stop")
         else:
             mon = Monitor(self.a.monitor, rig, raw=raw)
             d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device], config=self.daemon_config())
