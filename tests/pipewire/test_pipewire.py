@@ -127,9 +127,9 @@ class BitExact:
                                               broken[0][1] if broken else "none"))
 
     def test_the_first_click_and_the_one_after_idle(self):
-        """A click asked for as soon as the socket answers reaches the sink while the audio thread is still
-        measuring the device it just opened (settle): it is played at once, with the cautious queue, intact;
-        so is a click after the stream's idle stop (by then the device has been measured)."""
+        """A click asked for as soon as the socket answers arrives while the audio thread is still measuring the
+        device it just opened (settle): the measurement ends as soon as it knows the pull, and the click is heard
+        intact; so is a click after the stream's idle stop."""
         self.start_rig()
         c = self.start_daemon("--audio", "alsa")
         heard = []
