@@ -18,7 +18,7 @@ extension Server {
         case .line(let l): line = l
         }
         let request: Request
-        do throws(Envelope.Rejection) { request = try Envelope.read(line, into: work.requestDoc) } catch {
+        do throws(Envelope.Rejection) { request = try work.request(in: line) } catch {
             if error.silent {
                 stats.errors += 1
             } else {

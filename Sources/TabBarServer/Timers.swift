@@ -70,9 +70,10 @@ struct Timers {
 }
 
 extension Server {
-    /// The clock the reducer is given (ms).
+    /// The clock the reducer is given (ms). (`timers.clock`, not `timers.nowMs()`: that would
+    /// copy the whole part, retaining its dictionary, once per request.)
     @inline(__always)
-    func nowMs() -> Int64 { timers.nowMs() }
+    func nowMs() -> Int64 { timers.clock.nowMs() }
 
     /// Fires every due timer, earliest first (the real clock's loop turn).
     func fireDueTimers() {
