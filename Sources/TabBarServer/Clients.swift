@@ -9,22 +9,18 @@ extension Server {
         while true {
             let fd: Int32
             do throws(Errno) {
-                guard case .done(let accepted) = try Sys.accept(listenFD) else { return }
+                guard case .done(let accepted) = try Sys.accept(loop.listenFD) else { return }
                 fd = accepted
             } catch {
                 if error.code == EMFILE || error.code == ENFILE {
                     peerLogs.write(.outOfFDs, .warning, "Out of file descriptors; turning new clients away", ["error": error.description], nowNs: now)
                     // The waiting client stays in the backlog and the socket stays readable: the
                     // loop would spin on it. Make room with the spare, take the client, say why.
-                    guard spareFD >= 0 else { return }
-                    close(spareFD)
-                    let turned = try? Sys.accept(listenFD)
-                    if case .done(let t)? = turned {
+                    let turned = loop.acceptUsingSpare { t in
                         stats.connectionsRefused += 1
                         refuse(t, .limitExceeded("The daemon is out of file descriptors (RLIMIT_NOFILE); try again later."))
                     }
-                    spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                    if case .done? = turned { continue }
+                    if turned { continue }
                 }
                 return
             }
@@ -34,7 +30,7 @@ extension Server {
             // (the system one is root:tabbard 0660, and under PrivateUsers= peers other than root
             // and tabbard show up as "nobody"): whoever could connect may talk. The peer check
             // guards a socket tabbard bound itself.
-            if ownsSocketPath && !allowed(uid: uid, gid: gid, fd: fd) {
+            if loop.ownsSocketPath && !allowed(uid: uid, gid: gid, fd: fd) {
                 stats.connectionsRefused += 1
                 refuse(fd, .permissionDenied("uid \(uid) may not use this tabbard (allowed: its own uid \(getuid()), root, and allowed_uids/allowed_gids in the config)."))
                 peerLogs.write(.refused, .warning, "Refused a client", ["pid": String(pid), "uid": String(uid), "gid": String(gid)], nowNs: now)
@@ -55,7 +51,7 @@ extension Server {
             c.lastProgressNs = now
             clients.byFD[fd] = c
             stats.connectionsTotal += 1
-            guard watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
+            guard loop.watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
             c.out.append(contentsOf: helloLine)
             markDirty(c)
             peerLogs.write(.connected, .debug, "Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)], nowNs: now)
@@ -99,7 +95,7 @@ extension Server {
         while !c.closed && !c.readClosed && !c.readPaused && reads < 8 {
             let n: Int
             do throws(Errno) {
-                guard case .done(let got) = try Sys.read(c.fd, into: &readBuffer) else { break }
+                guard case .done(let got) = try Sys.read(c.fd, into: &work.readBuffer) else { break }
                 n = got
             } catch {
                 drop(c)
@@ -111,22 +107,22 @@ extension Server {
                 c.readClosed = true
                 c.framer.finish { unit in handle(unit, from: c) }
                 commitBatch()
-                rewatch(c)
+                loop.rewatch(c)
                 markDirty(c)
                 break
             }
-            lineReadNs = now
-            let used = readBuffer.withUnsafeBufferPointer { buf in frame(UnsafeBufferPointer(rebasing: buf[0..<n]), for: c) }
+            work.lineReadNs = now
+            let used = work.readBuffer.withUnsafeBufferPointer { buf in frame(UnsafeBufferPointer(rebasing: buf[0..<n]), for: c) }
             if used < n {
                 // Back-pressure in the middle of a read: the rest waits until the client reads its replies.
-                c.unread = Array(readBuffer[used..<n])
+                c.unread = Array(work.readBuffer[used..<n])
             }
             if c.queued > config.maxQueuedBytes && !c.readPaused {
                 // Back-pressure: stop reading until the client reads its replies.
                 c.readPaused = true
-                rewatch(c)
+                loop.rewatch(c)
             }
-            if n < readBuffer.count { break }
+            if n < work.readBuffer.count { break }
         }
         markDirty(c)
     }
@@ -149,7 +145,7 @@ extension Server {
     func resumeUnread(_ c: Connection, now: UInt64) {
         let pending = c.unread
         c.unread = []
-        lineReadNs = now
+        work.lineReadNs = now
         let used = pending.withUnsafeBufferPointer { frame($0, for: c) }
         if used < pending.count { c.unread = Array(pending[used...]) }
         commitBatch()  // it is flushed at once (flushDirty)
@@ -195,14 +191,14 @@ extension Server {
                 drop(c)
                 continue
             }
-            if changed { rewatch(c) }
+            if changed { loop.rewatch(c) }
         }
     }
 
     func drop(_ c: Connection) {
         guard !c.closed else { return }
         c.closed = true
-        _ = try? Sys.epollControl(epfd, EPOLL_CTL_DEL, c.fd)  // (closing it takes it out of the set anyway)
+        loop.unwatch(c.fd)
         close(c.fd)
         clients.byFD[c.fd] = nil
         if c.subscribed { clients.subscribers.removeAll { $0 === c } }
@@ -211,8 +207,9 @@ extension Server {
 }
 
 /// The connections and who subscribed: what accepting, reading, publishing and dropping
-/// clients change (the loop's other parts — the group commit `Batch`, the `StateStore`,
-/// the timers, the `AudioService` — each own theirs).
+/// clients change (the loop's other parts — the `EventLoop`'s descriptors, the group commit
+/// `Batch`, the `StateStore`, the `Timers`, the `Watchdog`, the `Workspace`, the
+/// `AudioService` — each own theirs).
 struct ClientTable {
     /// Every open connection, by descriptor.
     var byFD: [Int32: Connection] = [:]

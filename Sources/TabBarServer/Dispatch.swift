@@ -18,7 +18,7 @@ extension Server {
         case .line(let l): line = l
         }
         let request: Request
-        do throws(Envelope.Rejection) { request = try Envelope.read(line, into: requestDoc) } catch {
+        do throws(Envelope.Rejection) { request = try work.request(in: line) } catch {
             if error.silent {
                 stats.errors += 1
             } else {
@@ -53,8 +53,8 @@ extension Server {
         commitBatch()
         if case .failure = result { stats.errors += 1 }
         guard let id else { return }
-        c.queueReply(id: id, result, scratch: &scratch)
-        stats.handling.record(MonotonicClock.nanoseconds() &- lineReadNs)
+        c.queueReply(id: id, result, scratch: &work.scratch)
+        stats.handling.record(MonotonicClock.nanoseconds() &- work.lineReadNs)
     }
 
     /// Runs a method the server handles itself.
@@ -72,7 +72,7 @@ extension Server {
                                         "failures": .array(failures.map { .obj(["source": .string($0.0), "reason": .string($0.1)]) })])))
         case .soundPlay(let name):
             let r = audio.play(name: name, gain: reducer.state.feedback.profile == .silent ? 0 : reducer.state.feedback.volume,
-                               requestedAt: lineReadNs)
+                               requestedAt: work.lineReadNs)
             switch r {
             case .success(let voice):
                 stats.soundsPlayed += 1

@@ -9,9 +9,9 @@ extension Server {
     func broadcast(_ event: BarEvent) {
         stats.events += 1
         guard !clients.subscribers.isEmpty else { return }
-        scratch.removeAll()
-        event.write(into: &scratch)
-        publish(event.method, line: scratch.bytes)
+        work.scratch.removeAll()
+        event.write(into: &work.scratch)
+        publish(event.method, line: work.scratch.bytes)
     }
 
     /// `broadcast` for the server's own events (`sound.played`, `server.stopping` …).
@@ -49,7 +49,7 @@ extension Server {
     /// events are published, they may queue up to the limit plus the room left in the
     /// socket — a burst, not a slow subscriber.
     func fellBehind(_ s: Connection, adding bytes: Int) -> Bool {
-        _ = s.flush(now: lineReadNs)
+        _ = s.flush(now: work.lineReadNs)
         guard batch.publishing else { return s.queued + bytes > config.maxQueuedBytes }
         return s.queued + bytes > config.maxQueuedBytes + s.socketRoom()
     }

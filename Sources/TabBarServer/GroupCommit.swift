@@ -19,30 +19,30 @@ extension Server {
         var opening = !batch.open
         if opening { batch.keep(state: reducer.state) }
         var seqBefore = reducer.state.seq
-        reducer.reduce(command, at: nowMs(), into: &outcome)
+        reducer.reduce(command, at: nowMs(), into: &work.outcome)
         if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
             opening = true
             batch.keep(state: reducer.state)
             seqBefore = reducer.state.seq
-            reducer.reduce(command, at: nowMs(), into: &outcome)
+            reducer.reduce(command, at: nowMs(), into: &work.outcome)
         }
         guard reducer.state.seq != seqBefore else {
-            run(outcome.effects)
-            if let c { answer(id: id, outcome.reply, to: c) }
+            run(work.outcome.effects)
+            if let c { answer(id: id, work.outcome.reply, to: c) }
             return
         }
         if opening { batch.join() }
         let seq = reducer.state.seq
         store.stage(seq: seq) { line in
-            if let entry = outcome.journal {
+            if let entry = work.outcome.journal {
                 Persistence.journalLine(seq: seq, entry, into: &line)
             } else {
                 Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
             }
         }
-        if !outcome.effects.isEmpty { batch.effects.append(contentsOf: outcome.effects) }
-        for e in outcome.events { batch.outputs.append(.event(e)) }
+        if !work.outcome.effects.isEmpty { batch.effects.append(contentsOf: work.outcome.effects) }
+        for e in work.outcome.events { batch.outputs.append(.event(e)) }
         guard let c else {
             batch.count += 1
             commitBatch()
@@ -51,11 +51,11 @@ extension Server {
         batch.count += 1
         batch.clientChanges += 1
         if let id {
-            switch outcome.reply {
+            switch work.outcome.reply {
             case .success(let reply): batch.outputs.append(.reply(c, id, reply))
             case .failure(let error): batch.outputs.append(.refusal(c, id, error))
             }
-            stats.handling.record(MonotonicClock.nanoseconds() &- lineReadNs)
+            stats.handling.record(MonotonicClock.nanoseconds() &- work.lineReadNs)
         }
     }
 
@@ -78,7 +78,7 @@ extension Server {
                 switch output {
                 case .event: continue
                 case let .reply(c, id, _), let .refusal(c, id, _):
-                    if !c.closed { c.queueReply(id: id, .failure(refused), scratch: &scratch) }
+                    if !c.closed { c.queueReply(id: id, .failure(refused), scratch: &work.scratch) }
                 }
             }
             stats.errors += batch.clientChanges
@@ -92,11 +92,11 @@ extension Server {
                 broadcast(e)
             case let .reply(c, id, reply):
                 guard !c.closed else { continue }
-                c.queueReply(id: id, reply, scratch: &scratch)  // (its reading marked it for flushing)
+                c.queueReply(id: id, reply, scratch: &work.scratch)  // (its reading marked it for flushing)
             case let .refusal(c, id, error):
                 guard !c.closed else { continue }
                 stats.errors += 1
-                c.queueReply(id: id, .failure(error), scratch: &scratch)
+                c.queueReply(id: id, .failure(error), scratch: &work.scratch)
             }
         }
         batch.publishing = false
@@ -110,7 +110,7 @@ extension Server {
         for effect in effects {
             switch effect {
             case let .play(name, gain, _):
-                switch audio.play(name: name, gain: gain, requestedAt: lineReadNs) {
+                switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs) {
                 case .success:
                     stats.soundsPlayed += 1
                     settleAudio(queued: true)
@@ -119,9 +119,9 @@ extension Server {
                     peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: MonotonicClock.nanoseconds())
                 }
             case let .timer(key, atMs):
-                timers[key] = atMs
+                timers.set(key, atMs: atMs)
             case let .cancelTimer(key):
-                timers[key] = nil
+                timers.cancel(key)
             }
         }
     }

@@ -6,14 +6,13 @@ import TabBarCore
 /// full params and a replay never depends on what the config says at the next start.
 extension Server {
     /// nil (the request's own params), unless it is a `bar.configure` whose params are
-    /// `{"initial": true}`: then the configured bar's, read into `initialDoc`.
+    /// `{"initial": true}`: then the configured bar's, read into the workspace (`Workspace.initialParams`).
     func initialBarParams(_ request: Request) -> JSONValue? {
         guard let params = request.params, let initial = params["initial" as StaticString], request.method == "bar.configure" else { return nil }
         guard params.members.count == 1, initial.boolValue == true else {
             return nil  // bar.configure's own checks name the bad field
         }
-        try! initialDoc.parse(Self.configureParams(config.initialBar, limits: config.limits).encoded())
-        return initialDoc.root
+        return work.initialParams(Self.configureParams(config.initialBar, limits: config.limits))
     }
 
     /// A bar as the params of the `bar.configure` that makes it: its items, selection,

@@ -15,64 +15,37 @@ public final class Server {
     var reducer: Reducer
     let store: StateStore
     let audio: AudioService
-    let epfd: Int32
-    let listenFD: Int32
-    let ownsSocketPath: Bool
-    let signalFD: Int32
-    /// A descriptor held in reserve: out of descriptors, it is closed to accept the waiting
-    /// client and tell it why it is turned away (`acceptClients`), then taken again.
-    var spareFD: Int32 = -1
+    /// The listening socket, the epoll set, the signalfd, the spare descriptor, `running` (EventLoop.swift).
+    let loop: EventLoop
     /// The clients and who subscribed (`ClientTable`).
     var clients = ClientTable()
     var stats = ServerStats()
     /// Log lines a peer can cause at will, each kind rate-limited (LogLimit.swift).
     var peerLogs = PeerLogs()
-    var running = true
-    var watchdogIntervalNs: UInt64?
-    var nextWatchdogNs: UInt64 = 0
-    var status = StatusNotifier(enabled: Systemd.notifySocketSet)
+    /// The systemd watchdog's pings and `STATUS=` (Watchdog.swift).
+    var watchdog = Watchdog()
     let helloLine: [UInt8]
-    var readBuffer = [UInt8](repeating: 0, count: 65536)
-    /// The line being handled, read in place (reused for every line).
-    let requestDoc = JSONDocument()
-    /// The configured bar's params when a `bar.configure {"initial":true}` asks for them.
-    let initialDoc = JSONDocument()
-    /// Where a reply or an event line is encoded (reused; an event once for all its subscribers).
-    var scratch = ByteBuffer(capacity: 8192)
-    deinit { scratch.free() }
-    /// Time the line being handled was read (CLOCK_MONOTONIC ns).
-    var lineReadNs: UInt64 = 0
+    /// The buffers and documents every line is read, decoded and answered in (Workspace.swift).
+    let work = Workspace()
     /// State changes applied but not yet in the journal (group commit: one write per loop turn, whatever the number of clients).
     var batch = Batch()
-    /// What the reducer makes of a command (reused: its arrays keep their memory).
-    var outcome = Outcome(reply: .success(.none))
-    /// Timers the reducer asked for (`Effect.timer`): key → due time in ms (see Timers.swift).
-    var timers: [TimerKey: Int64] = [:]
-    /// The reducer's clock: real, or manual (`--clock manual`, Timers.swift).
-    var clock: DaemonClock
+    /// Timers the reducer asked for (`Effect.timer`) and the clock they run on (Timers.swift).
+    var timers: Timers
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
         self.config = config
-        clock = DaemonClock(mode: config.clock)
+        timers = Timers(clock: config.clock)
         stats.startedNs = MonotonicClock.nanoseconds()
         // The socket first: a daemon that finds another one live must not touch its state.
-        let listener: Int32, owned: Bool
-        if let fd = try Systemd.inheritedListener() {
-            (listener, owned) = (fd, false)
-            Log.info("Using the socket passed by systemd", ["fd": String(fd), "path": Systemd.boundPath(fd) ?? "?"])
-        } else {
-            (listener, owned) = (try Listener.bind(path: config.socketPath), true)
-        }
-        listenFD = listener
-        ownsSocketPath = owned
+        let loop = try EventLoop(socketPath: config.socketPath)
+        self.loop = loop
         store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs,
                            compactIntervalMs: config.compactIntervalMs)
         do {
             try store.lock()
         } catch {
-            close(listener)
-            if owned { unlink(config.socketPath) }
+            loop.closeListener(socketPath: config.socketPath)
             throw error
         }
         do {
@@ -80,27 +53,18 @@ public final class Server {
                                      initialFrom: config.origins["bar"] == nil ? nil : "config \(config.configFile ?? "") bar")
             reducer.settle()
         } catch {
-            close(listener)
-            if owned { unlink(config.socketPath) }
+            loop.closeListener(socketPath: config.socketPath)
             throw ServerError("cannot use the state file \(config.statePath): \(error)")
         }
         audio = AudioService(config: config)
         do { try audio.startConfiguredCapture() } catch {
-            close(listener)
-            if owned { unlink(config.socketPath) }
+            loop.closeListener(socketPath: config.socketPath)
             throw error
         }
-        epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, s) }
-        signalFD = signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
-        spareFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         // Without these the daemon could neither wait nor be stopped by SIGTERM.
-        if epfd < 0 || signalFD < 0 || spareFD < 0 {
+        if !loop.open() {
             let e = Errno()
-            close(listener)
-            if owned { unlink(config.socketPath) }
+            loop.closeListener(socketPath: config.socketPath)
             throw ServerError("cannot set up the event loop: \(e) (is the descriptor limit, RLIMIT_NOFILE, too low?)")
         }
         let hello: JSON = .obj([
@@ -108,33 +72,12 @@ public final class Server {
             "max_line": .int(config.maxLine), "features": .array(Methods.names.map { .string($0) }),
         ])
         helloLine = Wire.notification("hello", hello)
-        guard watch(listenFD, EPOLLIN.rawValue), watch(signalFD, EPOLLIN.rawValue),
-              audio.reportFD < 0 || watch(audio.reportFD, EPOLLIN.rawValue) else {
-            close(listener)
-            if owned { unlink(config.socketPath) }
+        guard loop.watch(loop.listenFD, EPOLLIN.rawValue), loop.watch(loop.signalFD, EPOLLIN.rawValue),
+              audio.reportFD < 0 || loop.watch(audio.reportFD, EPOLLIN.rawValue) else {
+            loop.closeListener(socketPath: config.socketPath)
             throw ServerError("cannot set up the event loop: epoll_ctl failed (see the error above)")
         }
-        if let usec = Systemd.watchdogUsec() {
-            watchdogIntervalNs = usec * 1000 / 2
-            nextWatchdogNs = MonotonicClock.nanoseconds()
-        }
-    }
-
-    /// Adds `fd` to the epoll set; false (logged) when the kernel refuses (ENOMEM, or ENOSPC: fs.epoll.max_user_watches).
-    @discardableResult
-    func watch(_ fd: Int32, _ events: UInt32) -> Bool {
-        do throws(Errno) { try Sys.epollControl(epfd, EPOLL_CTL_ADD, fd, events: events) } catch {
-            Log.error("Cannot watch a descriptor (epoll_ctl)", ["fd": String(fd), "error": "\(error)"])
-            return false
-        }
-        return true
-    }
-
-    func rewatch(_ c: Connection) {
-        let events = (c.readPaused || c.readClosed ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
-        do throws(Errno) { try Sys.epollControl(epfd, EPOLL_CTL_MOD, c.fd, events: events) } catch {
-            Log.error("Cannot change what is watched of a client (epoll_ctl)", ["client": String(c.id), "error": "\(error)"])
-        }
+        watchdog.start()
     }
 
     /// What `STATUS=` says, e.g. "Serving 3 clients (1 subscribed); 6 sounds, audio null ok".
@@ -148,20 +91,19 @@ public final class Server {
 
     /// `READY=1` (start-up, end of a reload) with the current `STATUS=`.
     func notifyReady() {
-        Systemd.notify("READY=1\nSTATUS=\(statusLine)")
-        status.sent(statusKey, nowNs: MonotonicClock.nanoseconds())
+        watchdog.ready(statusKey, line: statusLine)
     }
 
     /// Runs until SIGTERM/SIGINT. Returns the exit status.
     public func run() -> Int32 {
-        Log.notice("tabbard \(Server.version) ready", ["socket": ownsSocketPath ? config.socketPath : "(systemd) " + (Systemd.boundPath(listenFD) ?? "?"),
+        Log.notice("tabbard \(Server.version) ready", ["socket": loop.ownsSocketPath ? config.socketPath : "(systemd) " + (Systemd.boundPath(loop.listenFD) ?? "?"),
                                                         "state": config.statePath, "audio": audio.statusSummary])
         // Socket listening, state restored, sounds loaded: clients are served from here on.
         notifyReady()
         var events = [epoll_event](repeating: epoll_event(), count: 128)
-        while running {
+        while loop.running {
             let n: Int
-            do throws(Errno) { n = try Sys.epollWait(epfd, &events, timeoutMs: nextTimeoutMs()) } catch {
+            do throws(Errno) { n = try Sys.epollWait(loop.epfd, &events, timeoutMs: nextTimeoutMs()) } catch {
                 Log.error("epoll_wait failed", ["error": error.description])
                 break
             }
@@ -169,9 +111,9 @@ public final class Server {
             for k in 0..<n {
                 let fd = events[k].data.fd
                 let ev = events[k].events
-                if fd == listenFD {
+                if fd == loop.listenFD {
                     acceptClients(now: now)
-                } else if fd == signalFD {
+                } else if fd == loop.signalFD {
                     commitBatch()
                     handleSignals()
                 } else if fd == audio.reportFD {
@@ -196,15 +138,7 @@ public final class Server {
         var timeout: Int = -1
         let now = MonotonicClock.nanoseconds()
         if let ms = store.tick(nowNs: now) { timeout = ms }
-        if let interval = watchdogIntervalNs {
-            let ms = nextWatchdogNs > now ? Int((nextWatchdogNs - now) / 1_000_000) + 1 : 0
-            timeout = timeout < 0 ? ms : min(timeout, ms)
-            _ = interval
-        }
-        if status.enabled, let due = status.deadline(statusKey, nowNs: now) {
-            let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
-            timeout = timeout < 0 ? ms : min(timeout, ms)
-        }
+        if let ms = watchdog.timeoutMs(now: now, statusKey) { timeout = timeout < 0 ? ms : min(timeout, ms) }
         if clients.byFD.values.contains(where: { $0.queued > 0 }) {
             timeout = timeout < 0 ? 1000 : min(timeout, 1000)
         }
@@ -212,7 +146,7 @@ public final class Server {
             let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
             timeout = timeout < 0 ? ms : min(timeout, ms)
         }
-        if let ms = timerTimeoutMs() { timeout = timeout < 0 ? ms : min(timeout, ms) }
+        if let ms = timers.timeoutMs() { timeout = timeout < 0 ? ms : min(timeout, ms) }
         if !store.compacting, let due = store.compactionDueNs {
             let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
             timeout = timeout < 0 ? ms : min(timeout, ms)
@@ -222,19 +156,8 @@ public final class Server {
 
     func periodic(now: UInt64) {
         _ = store.tick(nowNs: now)
-        if let interval = watchdogIntervalNs, now >= nextWatchdogNs {
-            // Sent from the state loop: a stuck loop stops the pings and systemd restarts us.
-            Systemd.notify("WATCHDOG=1")
-            nextWatchdogNs = now + interval
-        }
-        if status.enabled {
-            let key = statusKey
-            if status.due(key, nowNs: now) {
-                Systemd.notify("STATUS=\(statusLine)")
-                status.sent(key, nowNs: now)
-            }
-            status.polled(nowNs: now)
-        }
+        // Sent from the state loop: a stuck loop stops the pings and systemd restarts us.
+        watchdog.tick(now: now, { statusKey }, line: { statusLine })
         peerLogs.flush(nowNs: now)
         store.finishCompaction(wait: false)
         if store.needsCompaction && !store.compacting {
@@ -257,15 +180,14 @@ public final class Server {
     // MARK: Signals and shutdown
 
     func handleSignals() {
-        var info = signalfd_siginfo()
-        while case .done(MemoryLayout<signalfd_siginfo>.size)? = try? withUnsafeMutableBytes(of: &info, { try Sys.read(signalFD, into: $0) }) {
-            switch Int32(info.ssi_signo) {
+        while let signo = loop.nextSignal() {
+            switch Int32(signo) {
             case SIGHUP:
                 // Clients stay connected and the state is untouched (Reload.swift).
                 reloadConfiguration()
             default:
-                Log.notice("Stopping", ["signal": String(info.ssi_signo)])
-                running = false
+                Log.notice("Stopping", ["signal": String(signo)])
+                loop.running = false
             }
         }
     }
@@ -284,8 +206,7 @@ public final class Server {
                 Log.error("Could not write the final snapshot; the journal holds every acknowledged change", ["error": "\(error)", "advice": store.advice])
             }
         }
-        close(listenFD)
-        if ownsSocketPath { unlink(config.socketPath) }
+        loop.closeListener(socketPath: config.socketPath)
         endCapture()  // the capture ends at the clock's time; what plays out after is not in it
         audio.nullSink?.clock?.release()  // voices still sounding play out without waiting for the clock
         audio.shutdown()

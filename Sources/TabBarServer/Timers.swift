@@ -25,45 +25,68 @@ struct DaemonClock {
     }
 }
 
-/// The reducer's timers (show/hide phases, front-end animations): it asks for them as
-/// `Effect.timer` data; the loop sleeps no longer than the earliest, then feeds each due
-/// one back as `Command.timerFired`, journaled and published like any other change.
-/// Under the manual clock they fire only in `clock.advance`.
-extension Server {
+/// The reducer's timers (show/hide phases, front-end animations) and the clock they run
+/// on: it asks for them as `Effect.timer` data; the loop sleeps no longer than the earliest,
+/// then feeds each due one back as `Command.timerFired`, journaled and published like any
+/// other change. Under the manual clock they fire only in `clock.advance`.
+struct Timers {
+    /// Timers the reducer asked for: key → due time in ms.
+    private(set) var due: [TimerKey: Int64] = [:]
+    /// The reducer's clock: real, or manual (`--clock manual`).
+    private(set) var clock: DaemonClock
+
+    init(clock: ClockMode) { self.clock = DaemonClock(mode: clock) }
+
     /// The clock the reducer is given (ms).
     @inline(__always)
     func nowMs() -> Int64 { clock.nowMs() }
 
     /// Milliseconds until the earliest timer (0 when one is due), nil when there is none
     /// (or the clock is manual: nothing is due until it is told to move).
-    func timerTimeoutMs() -> Int? {
-        guard clock.mode == .real, let earliest = timers.values.min() else { return nil }
+    func timeoutMs() -> Int? {
+        guard clock.mode == .real, let earliest = due.values.min() else { return nil }
         return Int(max(0, earliest - nowMs()))
     }
 
     /// The earliest timer; timers due at the same ms fire in key order (visibility, then
     /// animations by id), so the order does not depend on the dictionary's hashing.
-    func earliestTimer() -> (key: TimerKey, due: Int64)? {
+    func earliest() -> (key: TimerKey, due: Int64)? {
         var best: (key: TimerKey, due: Int64)?
-        for (k, due) in timers {
-            if let b = best, (b.due, b.key.order) <= (due, k.order) { continue }
-            best = (k, due)
+        for (k, at) in due {
+            if let b = best, (b.due, b.key.order) <= (at, k.order) { continue }
+            best = (k, at)
         }
         return best
     }
 
+    /// `Effect.timer`: `key` falls due at `atMs` (replacing an earlier one of that key).
+    mutating func set(_ key: TimerKey, atMs: Int64) { due[key] = atMs }
+
+    /// `Effect.cancelTimer`, or `key` fired.
+    mutating func cancel(_ key: TimerKey) { due[key] = nil }
+
+    /// Moves the manual clock to `ms`.
+    mutating func setManual(ms: Int64) { clock.manualMs = ms }
+}
+
+extension Server {
+    /// The clock the reducer is given (ms). (`timers.clock`, not `timers.nowMs()`: that would
+    /// copy the whole part, retaining its dictionary, once per request.)
+    @inline(__always)
+    func nowMs() -> Int64 { timers.clock.nowMs() }
+
     /// Fires every due timer, earliest first (the real clock's loop turn).
     func fireDueTimers() {
-        guard clock.mode == .real else { return }
+        guard timers.clock.mode == .real else { return }
         while true {
             let now = nowMs()
-            guard let (key, due) = earliestTimer(), due <= now else { return }
+            guard let (key, due) = timers.earliest(), due <= now else { return }
             fire(key)
         }
     }
 
     func fire(_ key: TimerKey) {
-        timers[key] = nil
+        timers.cancel(key)
         apply(.timerFired(key), method: "timer.fired", params: nil, id: nil, from: nil)
     }
 
@@ -71,11 +94,11 @@ extension Server {
     /// falls due on the way (in order) to fire it at its own time; the null sink renders
     /// every frame up to each of those times before the next step.
     func advanceClock(by ms: Int) -> Result<JSON, RPCError> {
-        guard clock.mode == .manual else { return .failure(.clockNotManual) }
-        let target = clock.manualMs + Int64(ms)
+        guard timers.clock.mode == .manual else { return .failure(.clockNotManual) }
+        let target = timers.clock.manualMs + Int64(ms)
         settleAudio(queued: false)
-        while let (key, due) = earliestTimer(), due <= target {
-            moveClock(to: max(due, clock.manualMs))
+        while let (key, due) = timers.earliest(), due <= target {
+            moveClock(to: max(due, timers.clock.manualMs))
             fire(key)
         }
         moveClock(to: target)
@@ -83,9 +106,9 @@ extension Server {
     }
 
     private func moveClock(to ms: Int64) {
-        guard ms != clock.manualMs else { return }
-        let step = ms - clock.manualMs
-        clock.manualMs = ms
+        guard ms != timers.clock.manualMs else { return }
+        let step = ms - timers.clock.manualMs
+        timers.setManual(ms: ms)
         audio.nullSink?.clock?.set(ms: ms)
         // Rendering takes ~2 ms per virtual second (docs/PERFORMANCE.md): allow 10 s plus 20× that.
         settleAudio(queued: false, timeoutNanos: 10_000_000_000 + UInt64(max(step, 0)) * 40_000)
@@ -93,7 +116,7 @@ extension Server {
 
     /// `clock.get`.
     func clockJSON() -> JSON {
-        .obj(["now_ms": .int(nowMs()), "mode": .string(clock.mode.rawValue)])
+        .obj(["now_ms": .int(nowMs()), "mode": .string(timers.clock.mode.rawValue)])
     }
 }
 

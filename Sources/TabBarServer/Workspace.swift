@@ -1,0 +1,34 @@
+import TabBarCore
+
+/// The per-line decoding workspace of the state loop: what a read lands in, the documents
+/// a line is read into, where replies and events are encoded, the reducer's outcome — all
+/// reused for every line, so handling one allocates nothing — and when the line was read.
+/// A final class the server holds in a `let`: its documents are reached without a retain
+/// (through `request(in:)`, whose `self` is already guaranteed).
+final class Workspace {
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// The line being handled, read in place (reused for every line).
+    private let requestDoc = JSONDocument()
+    /// The configured bar's params when a `bar.configure {"initial":true}` asks for them.
+    private let initialDoc = JSONDocument()
+    /// Where a reply or an event line is encoded (reused; an event once for all its subscribers).
+    var scratch = ByteBuffer(capacity: 8192)
+    /// Time the line being handled was read (CLOCK_MONOTONIC ns).
+    var lineReadNs: UInt64 = 0
+    /// What the reducer makes of a command (reused: its arrays keep their memory).
+    var outcome = Outcome(reply: .success(.none))
+
+    deinit { scratch.free() }
+
+    /// Reads `line`'s envelope in place (`Envelope.read`); valid until the next line.
+    @inline(__always)
+    func request(in line: UnsafeBufferPointer<UInt8>) throws(Envelope.Rejection) -> Request {
+        try Envelope.read(line, into: requestDoc)
+    }
+
+    /// `params` read as a document (the configured bar's, InitialBar.swift); valid until the next call.
+    func initialParams(_ params: JSON) -> JSONValue {
+        try! initialDoc.parse(params.encoded())
+        return initialDoc.root
+    }
+}
