@@ -92,6 +92,7 @@ class Bench:
             # Nothing else keeps the graph running: a passive monitor only sees cycles some stream runs, so
             # it is started while the daemon plays (it is ready at its first captured cycle).
             d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device], config=self.daemon_config())
+            self.started.append(d)
             c = Client(d.socket)
             box = {}
             th = threading.Thread(target=lambda: box.setdefault("m", Monitor(self.a.monitor, rig, raw=raw,
@@ -103,6 +104,7 @@ class Bench:
                 sent += 1
                 th.join(0.2)
             mon = box["m"]
+            self.started.append(mon)
             # The start-up clicks may still wait for the engine's settle (stats say "idle" meanwhile) and then
             # play together. Wait until the engine has played (or reported) every one and the stream has
             # stopped, so that neither the warm-up click joins them nor the limiter's release after their sum
@@ -113,7 +115,9 @@ class Bench:
             wait_for(done, 60, "the start-up clicks to be played and the stream to stop")
         else:
             mon = Monitor(self.a.monitor, rig, raw=raw)
+            self.started.append(mon)
             d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device], config=self.daemon_config())
+            self.started.append(d)
             c = Client(d.socket)
         c.call("subscribe")   # sound.failed: is every damaged or lost click reported?
         # Warm-up (not counted): clicks until one is heard — the first one after the stream opens can be lost
@@ -249,11 +253,14 @@ class Bench:
         if self.a.only and key not in self.a.only.split(","):
             return
         progress(what)
+        self.started = []   # what a subject started (daemon, probe): stopped if it fails half-way
         try:
             out[key] = fn(*args)
         except Exception as e:  # one subject failing must not cost the others' figures
             out[key] = {"count": 0, "error": str(e)}
             progress("%s failed: %s" % (key, e))
+            for p in reversed(self.started):
+                p.stop()
 
     def config(self, name, options):
         q = self.a.quick
