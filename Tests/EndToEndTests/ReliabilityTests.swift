@@ -234,3 +234,43 @@ extension ReliabilityTests {
         }
     }
 }
+
+extension ReliabilityTests {
+    /// Issue 13 item 5, the other half: the state's files *replaced* while serving (a backup
+    /// restored over them with `mv`, as a user or a tool would). The daemon's journal
+    /// descriptor then writes to a file nobody will read, so later changes are acknowledged
+    /// only once they are in the files that are there now: after a SIGKILL and a restart,
+    /// every acknowledged change is back, and the restored backup is not what is served.
+    @Test func stateFilesReplacedWhileServingLoseNothing() throws {
+        let dir = try makeTempDir("tabbard-replaced")
+        let state = dir + "/state/state.json"
+        let args = ["--state", state]
+        let d = try startDaemon(dir: dir, extraArgs: args)
+        let c = try RawClient(path: d.socket)
+        // The "backup": the snapshot the daemon wrote at start (a valid state, seq 0), and an
+        // empty journal, each moved over the live file (new inodes) after a change.
+        let backup = try #require(FileManager.default.contents(atPath: state), "a snapshot at start")
+        _ = try #require(try c.call("tab.select", #"{"tab":"me"}"#)["result"]?["seq"]?.intValue)
+        for (path, bytes) in [(state, backup), (state + ".journal", Data())] {
+            try bytes.write(to: URL(fileURLWithPath: path + ".restore"))
+            #expect(rename(path + ".restore", path) == 0, "rename over \(path): \(String(cString: strerror(errno)))")
+        }
+        var seq = 0
+        let tabs = ["chat", "me", "home"]
+        for k in 0..<5 {
+            let r = try c.call("badge.set", #"{"tab":"\#(tabs[k % 3])","count":\#(k + 1)}"#)
+            seq = try #require(r["result"]?["seq"]?.intValue, "acknowledged: \(r)")
+        }
+        d.kill9()
+        #expect(d.readStderr().contains("The state's files were deleted or replaced while serving"))
+        let again = try startDaemon(dir: dir, extraArgs: args)
+        defer { #expect(again.stop() == 0) }
+        let s = try RawClient(path: again.socket).call("state.get")
+        #expect(s["result"]?["seq"] == .int(seq))
+        #expect(s["result"]?["state"]?["selected"] == .string("me"), "the selection acknowledged before the files were replaced")
+        guard case .array(let items)? = s["result"]?["state"]?["items"] else { Issue.record("no items: \(s)"); return }
+        for (tab, count) in [("chat", 4), ("me", 5), ("home", 3)] {
+            #expect(items.first { $0["id"] == .string(tab) }?["badge"]?["value"] == .int(count), "\(tab)")
+        }
+    }
+}
