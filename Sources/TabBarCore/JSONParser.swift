@@ -33,6 +33,7 @@ extension JSONDocument {
             var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0
             var open = Open(k: -1, members: 0, isObject: false)
             var depth = 0
+            if n > Int(Int32.max) - padding { throw fail(0, "a JSON text of 2 GiB or more is not read") }
             var i = skipSpace(p, 0)
             if i == n { throw fail(i, "empty input") }
             value: while true {
@@ -41,14 +42,14 @@ extension JSONDocument {
                 switch c {
                 case UInt8(ascii: "\""):
                     let (end, kind) = try string(p, n, i + 1)
-                    emit(Token(kind: kind, start: Int32(i + 1), end: Int32(end), next: Int32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    emit(Token(kind: kind, start: i32(i + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
                     i = end + 1
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     depth += 1
                     if depth > maxDepth { throw fail(i, "nesting deeper than \(maxDepth) levels") }
-                    if open.k >= 0 { tokens[open.k].count = Int32(open.members) }
+                    if open.k >= 0 { tokens[open.k].count = i32(open.members) }
                     let isObject = c == UInt8(ascii: "{")
-                    emit(Token(kind: isObject ? .object : .array, start: Int32(i), end: 0, next: Int32(open.k), count: 0), &tokens, &capacity, &count, s)
+                    emit(Token(kind: isObject ? .object : .array, start: i32(i), end: 0, next: i32(open.k), count: 0), &tokens, &capacity, &count, s)
                     open = Open(k: count - 1, members: 0, isObject: isObject)
                     i = skipSpace(p, i + 1)
                     if p[i] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
@@ -61,12 +62,12 @@ extension JSONDocument {
                     }
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     let end = try number(p, i)
-                    emit(Token(kind: .number, start: Int32(i), end: Int32(end), next: Int32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    emit(Token(kind: .number, start: i32(i), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
                     i = end
                 case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                     let (word, kind): (StaticString, Token.Kind) = c == UInt8(ascii: "t") ? ("true", .true) : c == UInt8(ascii: "f") ? ("false", .false) : ("null", .null)
                     let end = try literal(p, n, i, word)
-                    emit(Token(kind: kind, start: Int32(i), end: Int32(end), next: Int32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    emit(Token(kind: kind, start: i32(i), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
                     i = end
                 case UInt8(ascii: "N"), UInt8(ascii: "I"):
                     throw fail(i, "NaN and Infinity are not JSON")
@@ -98,6 +99,10 @@ extension JSONDocument {
             if i != n { throw fail(i, "unexpected text after the JSON value") }
             s.pointee.tokenCount = count
         }
+
+        /// An index or a count as a token holds it (all are below 2^31: `parse` refuses
+        /// longer texts).
+        @inline(__always) static func i32(_ x: Int) -> Int32 { Int32(truncatingIfNeeded: x) }
 
         static func fail(_ offset: Int, _ reason: String) -> JSONParseError { JSONParseError(offset: offset, reason: reason) }
 
@@ -131,9 +136,9 @@ extension JSONDocument {
         @inline(__always)
         static func close(_ tokens: UnsafeMutablePointer<Token>, _ open: Open, end: Int, next: Int) -> Open {
             let parent = Int(tokens[open.k].next)
-            tokens[open.k].end = Int32(end)
-            tokens[open.k].next = Int32(next)
-            tokens[open.k].count = Int32(open.members)
+            tokens[open.k].end = i32(end)
+            tokens[open.k].next = i32(next)
+            tokens[open.k].count = i32(open.members)
             if parent < 0 { return Open(k: -1, members: 0, isObject: false) }
             let t = tokens[parent]
             return Open(k: parent, members: Int(t.count), isObject: t.kind == .object)
@@ -162,34 +167,44 @@ extension JSONDocument {
                 throw fail(i, i == n ? "unexpected end of input in an object" : "expected a quoted key")
             }
             let (end, kind) = try string(p, n, i + 1)
-            emit(Token(kind: kind, start: Int32(i + 1), end: Int32(end), next: Int32(count + 1), count: 0), &tokens, &capacity, &count, s)
-            if open.members > 0 { try checkDuplicate(tokens, p, key: count - 1, in: open.k, at: i) }
+            emit(Token(kind: kind, start: i32(i + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+            if open.members > 0 {
+                // Plain keys are compared here (those of other lengths at once); from the first
+                // key with escapes on, the decoded bytes are compared, out of line.
+                let k = count - 1, length = end - (i + 1)
+                var m = open.k + 1
+                while m < k {
+                    let other = tokens[m]
+                    if kind != .string || other.kind != .string {
+                        try checkDuplicate(tokens, p, key: k, from: m, at: i)
+                        break
+                    }
+                    if Int(other.end - other.start) == length && (length == 0 || memcmpEqual(p + Int(other.start), p + (i + 1), length)) {
+                        throw duplicate(tokens[k], p, at: i)
+                    }
+                    m = Int(tokens[m + 1].next)
+                }
+            }
             var j = skipSpace(p, end + 1)
             guard p[j] == UInt8(ascii: ":") else { throw fail(j, "expected ':' after a key") }
             j = skipSpace(p, j + 1)
             return j
         }
 
-        /// Refuses key token `key` if an earlier member of object `obj` has the same key.
+        /// Refuses key token `key` if a member of its object from member `m` on has the same key.
         @inline(never)
         static func checkDuplicate(_ tokens: UnsafeMutablePointer<Token>, _ p: UnsafePointer<UInt8>,
-                                   key: Int, in obj: Int, at offset: Int) throws(JSONParseError) {
-            let t = tokens[key]
-            let escaped = t.kind == .escapedString
-            let length = Int(t.end - t.start)
-            var m = obj + 1
+                                   key: Int, from m: Int, at offset: Int) throws(JSONParseError) {
+            let bytes = decoded(tokens[key], p)
+            var m = m
             while m < key {
-                let other = tokens[m]
-                let same: Bool
-                if !escaped && other.kind == .string {
-                    // (Plain keys of different lengths, the common case, are told apart at once.)
-                    same = Int(other.end - other.start) == length && (length == 0 || memcmpEqual(p + Int(other.start), p + Int(t.start), length))
-                } else {
-                    same = decoded(other, p) == decoded(t, p)
-                }
-                if same { throw fail(offset, "duplicate key \"\(String(decoding: decoded(t, p), as: UTF8.self))\"") }
+                if decoded(tokens[m], p) == bytes { throw duplicate(tokens[key], p, at: offset) }
                 m = Int(tokens[m + 1].next)
             }
+        }
+
+        static func duplicate(_ key: Token, _ p: UnsafePointer<UInt8>, at offset: Int) -> JSONParseError {
+            fail(offset, "duplicate key \"\(String(decoding: decoded(key, p), as: UTF8.self))\"")
         }
 
         /// The bytes string token `t` stands for (escapes resolved).
