@@ -2,8 +2,8 @@
 /// allocation): what requests, journal entries and snapshots are decoded from
 /// (`JSONValue`, `Params`), and what `JSON.parse` builds its tree from. The grammar is
 /// RFC 8259's, as JSONTestSuite checks it: invalid UTF-8, unescaped control characters,
-/// lone surrogates, duplicate keys, NaN/Infinity and nesting deeper than `maxDepth` are
-/// refused.
+/// lone surrogates, duplicate keys, NaN/Infinity, nesting deeper than `maxDepth` and texts
+/// of 2 GiB or more are refused.
 ///
 /// A document is reused: `parse` overwrites the previous text (the server keeps one for
 /// every line it reads). Values read from it are valid until the next `parse`.

@@ -88,12 +88,12 @@ extension JSONDocument {
                         i += 1
                         open = close(tokens, open, end: i, next: count)
                         depth -= 1
-                        continue
+                        continue  // (the closed container is a value that ended too)
                     }
                     let what = open.isObject ? "an object" : "an array"
                     throw fail(i, i == n ? "unexpected end of input in \(what)" : open.isObject ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array")
                 }
-                break
+                break value  // (the top-level value ended)
             }
             i = skipSpace(p, i)
             if i != n { throw fail(i, "unexpected text after the JSON value") }
