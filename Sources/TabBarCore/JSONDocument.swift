@@ -2,8 +2,8 @@
 /// allocation): what requests, journal entries and snapshots are decoded from
 /// (`JSONValue`, `Params`), and what `JSON.parse` builds its tree from. The grammar is
 /// RFC 8259's, as JSONTestSuite checks it: invalid UTF-8, unescaped control characters,
-/// lone surrogates, duplicate keys, NaN/Infinity and nesting deeper than `maxDepth` are
-/// refused.
+/// lone surrogates, duplicate keys, NaN/Infinity, nesting deeper than `maxDepth` and texts
+/// of 2 GiB or more are refused.
 ///
 /// A document is reused: `parse` overwrites the previous text (the server keeps one for
 /// every line it reads). Values read from it are valid until the next `parse`.
@@ -75,17 +75,20 @@ public final class JSONDocument: @unchecked Sendable {
 
     /// Reads `text` (a copy is kept), replacing what the document held.
     public func parse(_ text: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) throws(JSONParseError) {
-        if text.count > s.pointee.bytes.count {
+        // The copy is followed by zero bytes that end the parser's scans (`Parser.padding`).
+        let needed = text.count + Parser.padding
+        if needed > s.pointee.bytes.count {
             let old = s.pointee.bytes
-            s.pointee.bytes = .allocate(capacity: max(text.count, old.count * 2))
+            s.pointee.bytes = .allocate(capacity: max(needed, old.count * 2))
             old.deallocate()
         }
-        if let src = text.baseAddress, text.count > 0 { s.pointee.bytes.baseAddress!.update(from: src, count: text.count) }
+        let base = s.pointee.bytes.baseAddress!
+        if let src = text.baseAddress, text.count > 0 { base.update(from: src, count: text.count) }
+        (base + text.count).update(repeating: 0, count: Parser.padding)
         s.pointee.count = text.count
         s.pointee.tokenCount = 0
-        var p = Parser(doc: self, b: UnsafeBufferPointer(start: s.pointee.bytes.baseAddress, count: text.count), maxDepth: maxDepth)
         do {
-            try p.document()
+            try Parser.parse(s, maxDepth: maxDepth)
         } catch {
             s.pointee.tokenCount = 0
             throw error
@@ -97,28 +100,9 @@ public final class JSONDocument: @unchecked Sendable {
         try bytes.withUnsafeBufferPointer { b throws(JSONParseError) in try parse(b, maxDepth: maxDepth) }
     }
 
-    @inline(__always)
-    func append(_ t: Token) -> Int {
-        let n = s.pointee.tokenCount
-        if n == s.pointee.tokenCapacity {
-            let grown = UnsafeMutablePointer<Token>.allocate(capacity: n * 2)
-            grown.moveInitialize(from: s.pointee.tokens, count: n)
-            s.pointee.tokens.deallocate()
-            s.pointee.tokens = grown
-            s.pointee.tokenCapacity = n * 2
-        }
-        s.pointee.tokens[n] = t
-        s.pointee.tokenCount = n + 1
-        return n
-    }
-
     /// What values read: the tape and the text, through a plain pointer (no reference
     /// counting per value read, as a class reference would have).
     public var tape: Tape { Tape(s: s) }
-
-    func rawEquals(_ k: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool { tape.rawEquals(k, key) }
-    func stringBytes(_ k: Int) -> [UInt8] { tape.stringBytes(k) }
-    func string(_ k: Int) -> String { tape.string(k) }
 
     /// A document's tokens and text as values read them. Valid while the document is
     /// alive: whoever made the document keeps it (`Request.owner`, `Params.owner`, the

@@ -1,298 +1,340 @@
 /// The one JSON grammar (RFC 8259, as JSONTestSuite checks it), read into a document's tape.
 extension JSONDocument {
-    /// The recursive-descent reader that fills the tape.
-    struct Parser {
-        let doc: JSONDocument
-        let b: UnsafeBufferPointer<UInt8>
-        var i = 0
-        let maxDepth: Int
-        var depth = 0
+    /// The reader that fills the tape: one loop over the text, no recursion. Its index, the
+    /// tape pointer and the innermost open container are locals (registers), not fields
+    /// behind a pointer.
+    ///
+    /// - The open containers are a stack linked through the tape: while a container is open,
+    ///   its token's `next` holds the index of the container around it (-1 at the top) and
+    ///   its `count` the members it had when a child opened; closing it writes the real
+    ///   `next`, `end` and `count`.
+    /// - The text is followed by `padding` zero bytes (`JSONDocument.parse` puts them
+    ///   there): a zero byte stops every scan (it is neither white space, nor a digit, nor a
+    ///   plain string byte), so scans test the end of the text only where a zero byte is
+    ///   found, to tell "the text ended" from "a control character", and word-at-a-time
+    ///   scans may read up to `padding` bytes past the end.
+    enum Parser {
+        /// Zero bytes after the text.
+        static let padding = 8
 
-        init(doc: JSONDocument, b: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
-            self.doc = doc
-            self.b = b
-            self.maxDepth = maxDepth
+        /// The innermost open container.
+        struct Open {
+            /// Its token (-1: none, the top level).
+            var k: Int
+            /// Members (objects) or elements (arrays) read so far.
+            var members: Int
+            var isObject: Bool
         }
 
-        func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
-
-        @inline(__always) mutating func skipSpace() {
-            var j = i  // (a local index: `i` lives in memory, behind `self`)
-            while j < b.count {
-                let c = b[j]
-                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { j += 1 } else { break }
+        /// Parses the `s.pointee.count` bytes of `s.pointee.bytes` (followed by `padding` zero
+        /// bytes) into the tape; on success `s.pointee.tokenCount` is the number of tokens.
+        static func parse(_ s: UnsafeMutablePointer<Storage>, maxDepth: Int) throws(JSONParseError) {
+            let p = UnsafePointer(s.pointee.bytes.baseAddress!), n = s.pointee.count
+            var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0
+            var open = Open(k: -1, members: 0, isObject: false)
+            var depth = 0
+            if n > Int(Int32.max) - padding { throw fail(0, "a JSON text of 2 GiB or more is not read") }
+            var i = skipSpace(p, 0)
+            if i == n { throw fail(i, "empty input") }
+            value: while true {
+                // A value starts at `i` (white space skipped).
+                let c = p[i]
+                switch c {
+                case UInt8(ascii: "\""):
+                    let (end, kind) = try string(p, n, i + 1)
+                    emit(Token(kind: kind, start: i32(i + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end + 1
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                    if depth > maxDepth { throw fail(i, "nesting deeper than \(maxDepth) levels") }
+                    if open.k >= 0 { tokens[open.k].count = i32(open.members) }
+                    let isObject = c == UInt8(ascii: "{")
+                    emit(Token(kind: isObject ? .object : .array, start: i32(i), end: 0, next: i32(open.k), count: 0), &tokens, &capacity, &count, s)
+                    open = Open(k: count - 1, members: 0, isObject: isObject)
+                    i = skipSpace(p, i + 1)
+                    if p[i] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                        i += 1
+                        open = close(tokens, open, end: i, next: count)
+                        depth -= 1
+                    } else {
+                        if isObject { i = try key(p, n, i, open, &tokens, &capacity, &count, s) }
+                        continue value
+                    }
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    let end = try number(p, i)
+                    emit(Token(kind: .number, start: i32(i), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end
+                case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                    let (word, kind): (StaticString, Token.Kind) = c == UInt8(ascii: "t") ? ("true", .true) : c == UInt8(ascii: "f") ? ("false", .false) : ("null", .null)
+                    let end = try literal(p, n, i, word)
+                    emit(Token(kind: kind, start: i32(i), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end
+                case UInt8(ascii: "N"), UInt8(ascii: "I"):
+                    throw fail(i, "NaN and Infinity are not JSON")
+                default:
+                    throw fail(i, i == n ? "unexpected end of input" : "unexpected character '\(show(c))'")
+                }
+                // A value ended at `i`: the next member of the open container, or its end.
+                while open.k >= 0 {
+                    open.members += 1
+                    i = skipSpace(p, i)
+                    let c = p[i]
+                    if c == UInt8(ascii: ",") {
+                        i = skipSpace(p, i + 1)
+                        if open.isObject { i = try key(p, n, i, open, &tokens, &capacity, &count, s) }
+                        continue value
+                    }
+                    if c == (open.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                        i += 1
+                        open = close(tokens, open, end: i, next: count)
+                        depth -= 1
+                        continue  // (the closed container is a value that ended too)
+                    }
+                    let what = open.isObject ? "an object" : "an array"
+                    throw fail(i, i == n ? "unexpected end of input in \(what)" : open.isObject ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array")
+                }
+                break value  // (the top-level value ended)
             }
-            i = j
+            i = skipSpace(p, i)
+            if i != n { throw fail(i, "unexpected text after the JSON value") }
+            s.pointee.tokenCount = count
         }
 
-        mutating func document() throws(JSONParseError) {
-            skipSpace()
-            if i == b.count { throw fail("empty input") }
-            try value()
-            skipSpace()
-            if i != b.count { throw fail("unexpected text after the JSON value") }
-        }
+        /// An index or a count as a token holds it (all are below 2^31: `parse` refuses
+        /// longer texts).
+        @inline(__always) static func i32(_ x: Int) -> Int32 { Int32(truncatingIfNeeded: x) }
 
-        @inline(__always)
-        mutating func leaf(_ kind: Token.Kind, _ start: Int, _ end: Int) {
-            let n = Int32(doc.tokenCount + 1)
-            _ = doc.append(Token(kind: kind, start: Int32(start), end: Int32(end), next: n, count: 0))
-        }
-
-        mutating func value() throws(JSONParseError) {
-            guard i < b.count else { throw fail("unexpected end of input") }
-            switch b[i] {
-            case UInt8(ascii: "{"): try object()
-            case UInt8(ascii: "["): try array()
-            case UInt8(ascii: "\""): try string()
-            case UInt8(ascii: "t"): try literal("true"); leaf(.true, i - 4, i)
-            case UInt8(ascii: "f"): try literal("false"); leaf(.false, i - 5, i)
-            case UInt8(ascii: "n"): try literal("null"); leaf(.null, i - 4, i)
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
-            case UInt8(ascii: "N"), UInt8(ascii: "I"): throw fail("NaN and Infinity are not JSON")
-            default: throw fail("unexpected character '\(Self.show(b[i]))'")
-            }
-        }
+        static func fail(_ offset: Int, _ reason: String) -> JSONParseError { JSONParseError(offset: offset, reason: reason) }
 
         static func show(_ c: UInt8) -> String {
             c >= 0x20 && c < 0x7F ? String(UnicodeScalar(c)) : "\\x" + String(c, radix: 16)
         }
 
-        mutating func literal(_ word: StaticString) throws(JSONParseError) {
-            let n = word.utf8CodeUnitCount
-            guard i + n <= b.count else { throw fail("unexpected end of input") }
-            let w = UnsafeBufferPointer(start: word.utf8Start, count: n)
-            for k in 0..<n where b[i + k] != w[k] { throw fail("invalid literal") }
-            i += n
-        }
-
-        mutating func enter() throws(JSONParseError) {
-            depth += 1
-            if depth > maxDepth { throw fail("nesting deeper than \(maxDepth) levels") }
-        }
-
-        /// Closes container token `k`, opened at byte `start`.
+        /// Writes token `t` at the end of the tape, growing it if it is full.
         @inline(__always)
-        mutating func close(_ k: Int, count: Int) {
-            doc.tokens[k].end = Int32(i)
-            doc.tokens[k].next = Int32(doc.tokenCount)
-            doc.tokens[k].count = Int32(count)
-            depth -= 1
+        static func emit(_ t: Token, _ tokens: inout UnsafeMutablePointer<Token>, _ capacity: inout Int, _ count: inout Int,
+                         _ s: UnsafeMutablePointer<Storage>) {
+            if count == capacity { (tokens, capacity) = grow(s) }
+            tokens[count] = t
+            count += 1
         }
 
-        mutating func object() throws(JSONParseError) {
-            try enter()
-            let k = doc.append(Token(kind: .object, start: Int32(i), end: 0, next: 0, count: 0))
-            i += 1
-            skipSpace()
-            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; close(k, count: 0); return }
-            var members = 0
+        /// Doubles the tape's storage (its first `tokenCapacity` tokens kept).
+        @inline(never)
+        static func grow(_ s: UnsafeMutablePointer<Storage>) -> (UnsafeMutablePointer<Token>, Int) {
+            let n = s.pointee.tokenCapacity
+            let grown = UnsafeMutablePointer<Token>.allocate(capacity: n * 2)
+            grown.moveInitialize(from: s.pointee.tokens, count: n)
+            s.pointee.tokens.deallocate()
+            s.pointee.tokens = grown
+            s.pointee.tokenCapacity = n * 2
+            return (grown, n * 2)
+        }
+
+        /// Closes container `open` (its closing bracket ends before `end`, its last descendant is
+        /// the token before `next`); returns the container around it.
+        @inline(__always)
+        static func close(_ tokens: UnsafeMutablePointer<Token>, _ open: Open, end: Int, next: Int) -> Open {
+            let parent = Int(tokens[open.k].next)
+            tokens[open.k].end = i32(end)
+            tokens[open.k].next = i32(next)
+            tokens[open.k].count = i32(open.members)
+            if parent < 0 { return Open(k: -1, members: 0, isObject: false) }
+            let t = tokens[parent]
+            return Open(k: parent, members: Int(t.count), isObject: t.kind == .object)
+        }
+
+        /// The index after white space from `i`.
+        @inline(__always)
+        static func skipSpace(_ p: UnsafePointer<UInt8>, _ i: Int) -> Int {
+            var j = i
             while true {
-                skipSpace()
-                guard i < b.count else { throw fail("unexpected end of input in an object") }
-                guard b[i] == UInt8(ascii: "\"") else { throw fail("expected a quoted key") }
-                let keyStart = i
-                let key = doc.tokenCount
-                try string()
-                if members > 0 { try checkDuplicate(key, in: k, at: keyStart) }
-                skipSpace()
-                guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':' after a key") }
-                i += 1
-                skipSpace()
-                try value()
-                members += 1
-                skipSpace()
-                guard i < b.count else { throw fail("unexpected end of input in an object") }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "}") { i += 1; break }
-                throw fail("expected ',' or '}' in an object")
+                let c = p[j]
+                if c > 0x20 { return j }  // (compact JSON: the one test)
+                guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return j }
+                j += 1
             }
-            close(k, count: members)
         }
 
-        /// Refuses key token `key` if an earlier member of object `obj` has the same key.
-        mutating func checkDuplicate(_ key: Int, in obj: Int, at offset: Int) throws(JSONParseError) {
-            var m = obj + 1
-            let tokens = doc.tokens
-            let t = tokens[key]
-            let escaped = t.kind == .escapedString
-            let length = t.end - t.start
-            while m < key {
-                let other = tokens[m]
-                let same: Bool
-                if !escaped && other.kind == .string && other.end - other.start != length {
-                    same = false  // (plain keys of different lengths: the common case, told at once)
-                } else if !escaped && other.kind == .string {
-                    same = doc.rawEquals(m, UnsafeBufferPointer(start: b.baseAddress! + Int(t.start), count: Int(t.end - t.start)))
-                } else {
-                    same = doc.stringBytes(m) == doc.stringBytes(key)
+        /// Reads an object's key at `i` (white space skipped), the ':' and the white space after
+        /// it, and refuses it if an earlier member of `open` has the same key; returns where
+        /// the member's value starts.
+        @inline(__always)
+        static func key(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int, _ open: Open,
+                        _ tokens: inout UnsafeMutablePointer<Token>, _ capacity: inout Int, _ count: inout Int,
+                        _ s: UnsafeMutablePointer<Storage>) throws(JSONParseError) -> Int {
+            guard p[i] == UInt8(ascii: "\"") else {
+                throw fail(i, i == n ? "unexpected end of input in an object" : "expected a quoted key")
+            }
+            let (end, kind) = try string(p, n, i + 1)
+            emit(Token(kind: kind, start: i32(i + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+            if open.members > 0 {
+                // Plain keys are compared here (those of other lengths at once); from the first
+                // key with escapes on, the decoded bytes are compared, out of line.
+                let k = count - 1, length = end - (i + 1)
+                var m = open.k + 1
+                while m < k {
+                    let other = tokens[m]
+                    if kind != .string || other.kind != .string {
+                        try checkDuplicate(tokens, p, key: k, from: m, at: i)
+                        break
+                    }
+                    if Int(other.end - other.start) == length && (length == 0 || memcmpEqual(p + Int(other.start), p + (i + 1), length)) {
+                        throw duplicate(tokens[k], p, at: i)
+                    }
+                    m = Int(tokens[m + 1].next)
                 }
-                if same { throw JSONParseError(offset: offset, reason: "duplicate key \"\(doc.string(key))\"") }
+            }
+            var j = skipSpace(p, end + 1)
+            guard p[j] == UInt8(ascii: ":") else { throw fail(j, "expected ':' after a key") }
+            j = skipSpace(p, j + 1)
+            return j
+        }
+
+        /// Refuses key token `key` if a member of its object from member `m` on has the same key.
+        @inline(never)
+        static func checkDuplicate(_ tokens: UnsafeMutablePointer<Token>, _ p: UnsafePointer<UInt8>,
+                                   key: Int, from m: Int, at offset: Int) throws(JSONParseError) {
+            let bytes = decoded(tokens[key], p)
+            var m = m
+            while m < key {
+                if decoded(tokens[m], p) == bytes { throw duplicate(tokens[key], p, at: offset) }
                 m = Int(tokens[m + 1].next)
             }
         }
 
-        mutating func array() throws(JSONParseError) {
-            try enter()
-            let k = doc.append(Token(kind: .array, start: Int32(i), end: 0, next: 0, count: 0))
-            i += 1
-            skipSpace()
-            if i < b.count, b[i] == UInt8(ascii: "]") { i += 1; close(k, count: 0); return }
-            var elements = 0
-            while true {
-                skipSpace()
-                try value()
-                elements += 1
-                skipSpace()
-                guard i < b.count else { throw fail("unexpected end of input in an array") }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "]") { i += 1; break }
-                throw fail("expected ',' or ']' in an array")
-            }
-            close(k, count: elements)
+        static func duplicate(_ key: Token, _ p: UnsafePointer<UInt8>, at offset: Int) -> JSONParseError {
+            fail(offset, "duplicate key \"\(String(decoding: decoded(key, p), as: UTF8.self))\"")
         }
 
+        /// The bytes string token `t` stands for (escapes resolved).
+        static func decoded(_ t: Token, _ p: UnsafePointer<UInt8>) -> [UInt8] {
+            let raw = UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end - t.start))
+            return t.kind == .escapedString ? unescape(raw) : Array(raw)
+        }
+
+        /// `word` (true, false, null) at `i`, whose first byte is known to match; returns its end.
         @inline(__always)
-        mutating func number() throws(JSONParseError) {
-            let start = i
+        static func literal(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int, _ word: StaticString) throws(JSONParseError) -> Int {
+            let length = word.utf8CodeUnitCount
+            guard i + length <= n else { throw fail(i, "unexpected end of input") }
+            guard memcmpEqual(p + i, word.utf8Start, length) else { throw fail(i, "invalid literal") }
+            return i + length
+        }
+
+        /// A number starting at `i` (a '-' or a digit); returns its end.
+        @inline(__always)
+        static func number(_ p: UnsafePointer<UInt8>, _ start: Int) throws(JSONParseError) -> Int {
             @inline(__always) func digit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
-            // A plain integer (the common number), with a local index.
-            do {
-                var j = i
-                if b[j] == UInt8(ascii: "-") { j += 1 }
-                if j < b.count, b[j] &- 0x31 < 9 {
-                    j += 1
-                    while j < b.count, digit(b[j]) { j += 1 }
-                    if j == b.count || (b[j] != UInt8(ascii: ".") && b[j] | 0x20 != UInt8(ascii: "e")) {
-                        i = j
-                        leaf(.number, start, j)
-                        return
-                    }
-                }
-            }
-            if b[i] == UInt8(ascii: "-") { i += 1 }
-            guard i < b.count, digit(b[i]) else { throw fail("invalid number") }
-            if b[i] == 0x30 {
+            var i = start
+            if p[i] == UInt8(ascii: "-") { i += 1 }
+            // A plain integer (the common number): a digit 1-9, digits, then no '.' or exponent.
+            if p[i] &- 0x31 < 9 {
                 i += 1
-                if i < b.count, digit(b[i]) { throw fail("numbers may not have leading zeros") }
+                while digit(p[i]) { i += 1 }
+                if p[i] != UInt8(ascii: ".") && p[i] | 0x20 != UInt8(ascii: "e") { return i }
             } else {
-                while i < b.count, digit(b[i]) { i += 1 }
+                guard digit(p[i]) else { throw fail(i, "invalid number") }
+                i += 1  // a single zero
+                if digit(p[i]) { throw fail(i, "numbers may not have leading zeros") }
             }
-            if i < b.count, b[i] == UInt8(ascii: ".") {
+            if p[i] == UInt8(ascii: ".") {
                 i += 1
-                guard i < b.count, digit(b[i]) else { throw fail("invalid number: digits expected after '.'") }
-                while i < b.count, digit(b[i]) { i += 1 }
+                guard digit(p[i]) else { throw fail(i, "invalid number: digits expected after '.'") }
+                while digit(p[i]) { i += 1 }
             }
-            if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            if p[i] | 0x20 == UInt8(ascii: "e") {
                 i += 1
-                if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
-                guard i < b.count, digit(b[i]) else { throw fail("invalid number: digits expected in the exponent") }
-                while i < b.count, digit(b[i]) { i += 1 }
+                if p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-") { i += 1 }
+                guard digit(p[i]) else { throw fail(i, "invalid number: digits expected in the exponent") }
+                while digit(p[i]) { i += 1 }
             }
-            leaf(.number, start, i)
+            return i
         }
 
-        mutating func hex4() throws(JSONParseError) -> UInt32 {
-            guard i + 4 <= b.count else { throw fail("unexpected end of input in a \\u escape") }
-            var v: UInt32 = 0
-            for _ in 0..<4 {
-                let c = b[i]
-                let d: UInt32
-                switch c {
-                case 0x30...0x39: d = UInt32(c - 0x30)
-                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-                default: throw fail("invalid hex digit in a \\u escape")
-                }
-                v = v << 4 | d
-                i += 1
-            }
-            return v
-        }
-
-        /// A quoted string starting at `"`: validates UTF-8 and escapes, records its raw bytes.
+        /// Where the first byte from `i` on that is a quote, a backslash, a control byte
+        /// (the zero after the text is one) or a high byte lies: eight bytes a step.
         @inline(__always)
-        mutating func string() throws(JSONParseError) {
-            i += 1
-            let start = i
-            // Most strings are plain bytes up to the quote: scanned with a local index, eight
-            // at a time; anything else goes on below from the first byte that is not plain.
-            do {
-                let p = b.baseAddress!, n = b.count
-                var j = i
-                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-                @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-                while j + 8 <= n {
-                    let w = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
-                    let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs) | (w & highs)
-                    if special != 0 { j += special.trailingZeroBitCount >> 3; break }
-                    j += 8
-                }
-                while j < n {
-                    let c = p[j]
-                    if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 || c >= 0x80 { break }
-                    j += 1
-                }
-                i = j
-                if j < n && p[j] == UInt8(ascii: "\"") {
-                    leaf(.string, start, j)
-                    i = j + 1
-                    return
-                }
-            }
-            var escaped = false
-            var highBytes = false
+        static func plainRun(_ p: UnsafePointer<UInt8>, _ i: Int) -> Int {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+            var j = i
             while true {
-                // Eight plain bytes at a time: none a quote, a backslash, a control or a high byte.
-                while i + 8 <= b.count {
-                    let w = UnsafeRawPointer(b.baseAddress! + i).loadUnaligned(as: UInt64.self)
-                    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-                    @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-                    let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs) | (w & highs)
-                    // (The lowest flagged byte is exact: the tricks borrow only upwards.)
-                    if special != 0 { i += special.trailingZeroBitCount >> 3; break }
-                    i += 8
-                }
-                guard i < b.count else { throw fail("unterminated string") }
-                let c = b[i]
+                let w = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
+                let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs) | (w & highs)
+                // (The lowest flagged byte is exact: the tricks borrow only upwards.)
+                if special != 0 { return j + special.trailingZeroBitCount >> 3 }
+                j += 8
+            }
+        }
+
+        /// A string whose text starts at `start` (after its opening quote): validates UTF-8
+        /// and escapes; returns the index of its closing quote and its kind.
+        @inline(__always)
+        static func string(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int) throws(JSONParseError) -> (Int, Token.Kind) {
+            let j = plainRun(p, start)
+            if p[j] == UInt8(ascii: "\"") { return (j, .string) }  // (most strings)
+            return try stringWithSpecials(p, n, start, from: j)
+        }
+
+        /// The rest of a string from `i`, its first byte that is not plain.
+        @inline(never)
+        static func stringWithSpecials(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int, from: Int) throws(JSONParseError) -> (Int, Token.Kind) {
+            var i = from
+            var escaped = false, highBytes = false
+            while true {
+                i = plainRun(p, i)
+                let c = p[i]
                 if c == UInt8(ascii: "\"") { break }
-                if c < 0x20 { throw fail("unescaped control character in a string") }
+                if c < 0x20 { throw fail(i, i == n ? "unterminated string" : "unescaped control character in a string") }
                 if c >= 0x80 { highBytes = true; i += 1; continue }
-                if c != UInt8(ascii: "\\") { i += 1; continue }
+                // A backslash.
                 escaped = true
                 i += 1
-                guard i < b.count else { throw fail("unterminated string") }
-                let e = b[i]
+                if i == n { throw fail(i, "unterminated string") }
+                let e = p[i]
                 i += 1
                 switch e {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
                      UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     break
                 case UInt8(ascii: "u"):
-                    let scalar = try hex4()
+                    let scalar = try hex4(p, n, &i)
                     if scalar >= 0xD800 && scalar < 0xDC00 {
-                        guard i + 2 <= b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else {
-                            throw fail("lone surrogate in a \\u escape")
-                        }
+                        guard p[i] == UInt8(ascii: "\\"), p[i + 1] == UInt8(ascii: "u") else { throw fail(i, "lone surrogate in a \\u escape") }
                         i += 2
-                        let low = try hex4()
-                        guard low >= 0xDC00 && low < 0xE000 else { throw fail("lone surrogate in a \\u escape") }
+                        let low = try hex4(p, n, &i)
+                        guard low >= 0xDC00 && low < 0xE000 else { throw fail(i, "lone surrogate in a \\u escape") }
                     } else if scalar >= 0xDC00 && scalar < 0xE000 {
-                        throw fail("lone surrogate in a \\u escape")
+                        throw fail(i, "lone surrogate in a \\u escape")
                     }
                 default:
-                    throw fail("invalid escape '\\\(Self.show(e))'")
+                    throw fail(i, "invalid escape '\\\(show(e))'")
                 }
             }
-            if highBytes {
-                let raw = UnsafeBufferPointer(rebasing: b[start..<i])
-                if String(validating: raw, as: UTF8.self) == nil {
-                    i = start
-                    throw fail("invalid UTF-8 in a string")
-                }
+            if highBytes && String(validating: UnsafeBufferPointer(start: p + start, count: i - start), as: UTF8.self) == nil {
+                throw fail(start, "invalid UTF-8 in a string")
             }
-            leaf(escaped ? .escapedString : .string, start, i)
-            i += 1
+            return (i, escaped ? .escapedString : .string)
+        }
+
+        /// Four hex digits at `i`, which moves past them.
+        static func hex4(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: inout Int) throws(JSONParseError) -> UInt32 {
+            guard i + 4 <= n else { throw fail(i, "unexpected end of input in a \\u escape") }
+            var v: UInt32 = 0
+            for _ in 0..<4 {
+                let c = p[i]
+                let d: UInt32
+                switch c {
+                case 0x30...0x39: d = UInt32(c - 0x30)
+                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+                default: throw fail(i, "invalid hex digit in a \\u escape")
+                }
+                v = v << 4 | d
+                i += 1
+            }
+            return v
         }
 
         /// The bytes a string's raw text (between its quotes, already validated) stands for.
