@@ -180,13 +180,9 @@ extension ByteBuffer {
         s.withUTF8 { append($0) }
     }
 
-    /// A request's id as `JSON.write` writes it.
-    @inline(__always) mutating func id(_ id: JSON) {
-        switch id {
-        case .number(let t): utf8(t)
-        case .string(let s): string(s)
-        default: json(id)
-        }
+    /// A request's id (its JSON text).
+    @inline(__always) mutating func id(_ id: RequestID) {
+        id.withText { append($0) }
     }
 
     @inline(__always) mutating func optional(_ s: String?) {
@@ -201,5 +197,27 @@ extension ByteBuffer {
         var o: [UInt8] = []
         j.write(into: &o)
         append(o)
+    }
+}
+
+extension Array {
+    /// Empties the array, keeping its memory, one element at a time from the end. For the
+    /// few elements a request leaves (an event, a sound) it is cheaper than
+    /// `removeAll(keepingCapacity:)`, whose range replacement destroys them through the
+    /// element type's metadata rather than with the type's own code.
+    @inlinable @inline(__always)
+    public mutating func empty() {
+        while popLast() != nil {}
+    }
+}
+
+extension Array {
+    /// Hands every element to `body` in order, moving it out (no copy, no reference counted),
+    /// and leaves the array empty with its memory.
+    @inlinable @inline(__always)
+    public mutating func drain(_ body: (Element) throws -> Void) rethrows {
+        guard !isEmpty else { return }
+        reverse()
+        while let e = popLast() { try body(e) }
     }
 }

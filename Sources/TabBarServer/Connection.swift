@@ -62,14 +62,14 @@ final class Connection {
     }
 
     /// Queues the reply to a request (an encoded typed value, `Wire.reply`), encoded in `scratch`.
-    func queueReply(id: JSON, _ result: Result<Reply, RPCError>, scratch: inout ByteBuffer) {
+    func queueReply(id: RequestID, _ result: Result<Reply, RPCError>, scratch: inout ByteBuffer) {
         scratch.removeAll()
         Wire.reply(id: id, result, into: &scratch)
         queueReplyLine(scratch.bytes)
     }
 
     /// `queueReply` of a result.
-    func queueReply(id: JSON, _ reply: Reply, scratch: inout ByteBuffer) {
+    func queueReply(id: RequestID, _ reply: Reply, scratch: inout ByteBuffer) {
         scratch.removeAll()
         Wire.reply(id: id, reply, into: &scratch)
         queueReplyLine(scratch.bytes)
