@@ -77,6 +77,27 @@ public struct ByteBuffer {
     }
 
     public func free() { base.deallocate() }
+
+    // A buffer used as a queue (a connection's output, Connection.swift); offsets are into
+    // `bytes`, what was written after the reserved room.
+
+    /// The written byte at offset `i`.
+    @inline(__always)
+    public subscript(i: Int) -> UInt8 { base[reserved + i] }
+
+    /// Drops what was written from offset `n` on.
+    public mutating func truncate(to n: Int) {
+        precondition(n >= 0 && reserved + n <= count)
+        count = reserved + n
+    }
+
+    /// Drops the first `n` written bytes; the rest move down.
+    public mutating func removeFirst(_ n: Int) {
+        precondition(n >= 0 && reserved + n <= count)
+        let rest = count - reserved - n
+        if rest > 0 { (base + reserved).update(from: base + reserved + n, count: rest) }
+        count = reserved + rest
+    }
 }
 
 /// The pieces every encoder writes with.

@@ -53,7 +53,7 @@ extension Server {
         commitBatch()
         if case .failure = result { stats.errors += 1 }
         guard let id else { return }
-        c.queueReply(id: id, result, scratch: &work.scratch)
+        c.queueReply(id: id, result)
         stats.handling.record(MonotonicClock.nanoseconds() &- work.lineReadNs)
     }
 

@@ -79,7 +79,7 @@ extension Server {
                 switch output {
                 case .event, .taken: continue
                 case let .reply(c, id, _), let .refusal(c, id, _):
-                    if !c.closed { c.queueReply(id: id, .failure(refused), scratch: &work.scratch) }
+                    if !c.closed { c.queueReply(id: id, .failure(refused)) }
                 }
             }
             stats.errors += batch.clientChanges
@@ -93,11 +93,11 @@ extension Server {
                 broadcast(e)
             case let .reply(c, id, reply):
                 guard !c.closed else { continue }
-                c.queueReply(id: id, reply, scratch: &work.scratch)  // (its reading marked it for flushing)
+                c.queueReply(id: id, reply)  // (its reading marked it for flushing)
             case let .refusal(c, id, error):
                 guard !c.closed else { continue }
                 stats.errors += 1
-                c.queueReply(id: id, .failure(error), scratch: &work.scratch)
+                c.queueReply(id: id, .failure(error))
             case .taken:
                 continue
             }
