@@ -233,7 +233,7 @@ extension Array {
 }
 
 extension Array {
-    /// Hands every element to `body` in order, moving it out (no copy, no reference counted),
+    /// Hands every element to `body` in order, moving it out (no copy, no reference count),
     /// and leaves the array empty with its memory.
     @inlinable @inline(__always)
     public mutating func drain(_ body: (Element) throws -> Void) rethrows {
