@@ -295,7 +295,8 @@ public enum ProtocolFuzz {
         return outcome.reply
     }
 
-    static func checkReply(_ out: [UInt8], id: JSON) throws {
+    static func checkReply(_ out: [UInt8], id requestID: RequestID) throws {
+        let id = requestID.json
         guard out.last == 0x0A, out.firstIndex(of: 0x0A) == out.count - 1 else {
             throw Violation("a reply is not exactly one line: \(String(decoding: out, as: UTF8.self))")
         }

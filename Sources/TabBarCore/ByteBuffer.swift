@@ -77,6 +77,27 @@ public struct ByteBuffer {
     }
 
     public func free() { base.deallocate() }
+
+    // A buffer used as a queue (a connection's output, Connection.swift); offsets are into
+    // `bytes`, what was written after the reserved room.
+
+    /// The written byte at offset `i`.
+    @inline(__always)
+    public subscript(i: Int) -> UInt8 { base[reserved + i] }
+
+    /// Drops what was written from offset `n` on.
+    public mutating func truncate(to n: Int) {
+        precondition(n >= 0 && reserved + n <= count)
+        count = reserved + n
+    }
+
+    /// Drops the first `n` written bytes; the rest move down.
+    public mutating func removeFirst(_ n: Int) {
+        precondition(n >= 0 && reserved + n <= count)
+        let rest = count - reserved - n
+        if rest > 0 { (base + reserved).update(from: base + reserved + n, count: rest) }
+        count = reserved + rest
+    }
 }
 
 /// The pieces every encoder writes with.
@@ -180,13 +201,9 @@ extension ByteBuffer {
         s.withUTF8 { append($0) }
     }
 
-    /// A request's id as `JSON.write` writes it.
-    @inline(__always) mutating func id(_ id: JSON) {
-        switch id {
-        case .number(let t): utf8(t)
-        case .string(let s): string(s)
-        default: json(id)
-        }
+    /// A request's id (its JSON text).
+    @inline(__always) mutating func id(_ id: RequestID) {
+        id.withText { append($0) }
     }
 
     @inline(__always) mutating func optional(_ s: String?) {
@@ -201,5 +218,27 @@ extension ByteBuffer {
         var o: [UInt8] = []
         j.write(into: &o)
         append(o)
+    }
+}
+
+extension Array {
+    /// Empties the array, keeping its memory, one element at a time from the end. For the
+    /// few elements a request leaves (an event, a sound) it is cheaper than
+    /// `removeAll(keepingCapacity:)`, whose range replacement destroys them through the
+    /// element type's metadata rather than with the type's own code.
+    @inlinable @inline(__always)
+    public mutating func empty() {
+        while popLast() != nil {}
+    }
+}
+
+extension Array {
+    /// Hands every element to `body` in order, moving it out (no copy, no reference count),
+    /// and leaves the array empty with its memory.
+    @inlinable @inline(__always)
+    public mutating func drain(_ body: (Element) throws -> Void) rethrows {
+        guard !isEmpty else { return }
+        reverse()
+        while let e = popLast() { try body(e) }
     }
 }

@@ -1,6 +1,7 @@
 /// A decoded JSON-RPC request. `id == nil` means a notification (no reply).
 public struct Request: Sendable {
-    public var id: JSON?
+    /// The id its reply echoes (`RequestID`: the id's JSON text).
+    public var id: RequestID?
     public var method: String
     /// The params object as the line holds it (nil: none, or `null`).
     public var params: JSONValue?
@@ -10,7 +11,7 @@ public struct Request: Sendable {
     /// Where `method` is in `Methods.all`, when the envelope found it there.
     public var methodIndex: Int?
 
-    public init(id: JSON?, method: String, params: JSONValue?, owner: JSONDocument? = nil) {
+    public init(id: RequestID?, method: String, params: JSONValue?, owner: JSONDocument? = nil) {
         self.id = id
         self.method = method
         self.params = params
@@ -18,7 +19,7 @@ public struct Request: Sendable {
     }
 
     /// A request from a `JSON` params value (tests and tools).
-    public init(id: JSON?, method: String, params: JSON? = nil) {
+    public init(id: RequestID?, method: String, params: JSON? = nil) {
         self.id = id
         self.method = method
         if let params, params != .null {
@@ -34,7 +35,7 @@ public enum Envelope {
     /// A line that is not a usable request: the id to answer with (null when
     /// unknown) and the error; `silent` when it was a notification (no reply).
     public struct Rejection: Error, Equatable, Sendable {
-        public var id: JSON
+        public var id: RequestID
         public var error: RPCError
         public var silent: Bool
     }
@@ -83,11 +84,11 @@ public enum Envelope {
             else if key.isKey("params") { params = v } else if key.isKey("jsonrpc") { version = v }
             k = Int(doc.tokens[k + 1].next)
         }
-        var id: JSON?
+        var id: RequestID?
         if let i = idValue {
+            // Kept as the id's text (a number's literal as given: see `RequestID`).
             switch i.kind {
-            case .number: id = .number(String(decoding: i.raw, as: UTF8.self))
-            case .string, .escapedString: id = .string(i.stringValue!)
+            case .number, .string, .escapedString: id = RequestID(i)
             case .null:
                 // A reply with `"id":null` is what a line that is not JSON gets: the client could
                 // not tell the two apart, so a null id is refused (the reply's id is null either way).
@@ -127,19 +128,19 @@ public enum Envelope {
 public enum Wire {
     static let head: [UInt8] = Array(#"{"jsonrpc":"2.0","#.utf8)
 
-    public static func result(id: JSON, _ result: JSON, into out: inout [UInt8]) {
+    public static func result(id: RequestID, _ result: JSON, into out: inout [UInt8]) {
         out.append(contentsOf: head)
         out.append(contentsOf: #""id":"#.utf8)
-        id.write(into: &out)
+        id.withText { out.append(contentsOf: $0) }
         out.append(contentsOf: #","result":"#.utf8)
         result.write(into: &out)
         out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
     }
 
-    public static func error(id: JSON, _ error: RPCError, into out: inout [UInt8]) {
+    public static func error(id: RequestID, _ error: RPCError, into out: inout [UInt8]) {
         out.append(contentsOf: head)
         out.append(contentsOf: #""id":"#.utf8)
-        id.write(into: &out)
+        id.withText { out.append(contentsOf: $0) }
         out.append(contentsOf: #","error":"#.utf8)
         error.json.write(into: &out)
         out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])

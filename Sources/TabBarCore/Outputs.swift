@@ -211,7 +211,7 @@ extension Visibility {
 
 extension Wire {
     /// Appends a reply line: the result's typed value, or the error.
-    public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {
+    public static func reply(id: RequestID, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {
         switch result {
         case .success(let value):
             reply(id: id, value, into: &o)
@@ -223,7 +223,7 @@ extension Wire {
     }
 
     /// Appends a result's reply line.
-    public static func reply(id: JSON, _ value: Reply, into o: inout ByteBuffer) {
+    public static func reply(id: RequestID, _ value: Reply, into o: inout ByteBuffer) {
         o.put(#"{"jsonrpc":"2.0","id":"#)
         o.id(id)
         o.put(#","result":"#)
@@ -232,7 +232,7 @@ extension Wire {
     }
 
     /// `reply` into an array (tests and tools).
-    public static func reply(id: JSON, _ result: Result<Reply, RPCError>, into out: inout [UInt8]) {
+    public static func reply(id: RequestID, _ result: Result<Reply, RPCError>, into out: inout [UInt8]) {
         out += ByteBuffer.collect { reply(id: id, result, into: &$0) }
     }
 }

@@ -70,9 +70,17 @@ public struct Params: Sendable {
         var k = object.index + 1
         for _ in 0..<Int(doc.tokens[object.index].count) {
             var known = false
-            // (A plain key is told from a name of another length without reading it.)
-            let t = doc.tokens[k], plain = t.kind == .string, length = Int(t.end - t.start)
-            for a in allowed where a.withBytes({ (!plain || $0.count == length) && JSONValue(doc, k).isKey($0) }) { known = true; break }
+            let key = JSONValue(doc, k)
+            if key.kind == .string {
+                // A plain key is compared as bytes, read once (a name of another length is not read).
+                let raw = key.inner
+                for a in allowed where a.withBytes({ $0.count == raw.count && (raw.isEmpty || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count)) }) {
+                    known = true
+                    break
+                }
+            } else {
+                for a in allowed where a.withBytes({ key.isKey($0) }) { known = true; break }
+            }
             if !known {
                 let key = doc.string(k)
                 let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")

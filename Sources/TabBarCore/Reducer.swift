@@ -107,9 +107,17 @@ public struct Outcome: Equatable, Sendable {
     @inline(__always)
     mutating func reset(_ reply: Result<Reply, RPCError>) {
         self.reply = reply
-        if !events.isEmpty { events.removeAll(keepingCapacity: true) }
-        if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
+        events.empty()
+        effects.empty()
         journal = nil
+    }
+
+    /// The reply, moved out (no copy), `.success(.none)` left in its place.
+    @inline(__always)
+    public mutating func takeReply() -> Result<Reply, RPCError> {
+        var r = Result<Reply, RPCError>.success(.none)
+        swap(&r, &reply)
+        return r
     }
 
     /// Adds the sound to play, if any.

@@ -52,7 +52,7 @@ extension Server {
             clients.byFD[fd] = c
             stats.connectionsTotal += 1
             guard loop.watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
-            c.out.append(contentsOf: helloLine)
+            c.out.append(helloLine)
             markDirty(c)
             peerLogs.write(.connected, .debug, "Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)], nowNs: now)
         }
@@ -162,7 +162,7 @@ extension Server {
             if c.owesResync {
                 c.owesResync = false
                 stats.resyncs += 1
-                Wire.notification("state.resync", .obj(["seq": .int(reducer.state.seq), "state": reducer.state.json(limits: reducer.limits)]), into: &c.out)
+                c.out.append(Wire.notification("state.resync", .obj(["seq": .int(reducer.state.seq), "state": reducer.state.json(limits: reducer.limits)])))
             }
             if c.queued == 0 && !c.readClosed { continue }
             if !c.flush(now: now) {

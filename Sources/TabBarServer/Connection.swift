@@ -6,8 +6,9 @@ final class Connection {
     let fd: Int32
     let id: UInt64
     var framer: LineFramer
-    /// Bytes queued for the client; `sent` of them are already written.
-    var out: [UInt8] = []
+    /// Bytes queued for the client; `sent` of them are already written. Replies are
+    /// encoded straight into it (`queueReply`).
+    var out = ByteBuffer(capacity: 1024)
     var sent = 0
     /// `out` starts in the middle of a line: the tail of a line partly written before the
     /// bytes already sent were taken off the queue (`flush`).
@@ -45,6 +46,8 @@ final class Connection {
         framer = LineFramer(maxLine: maxLine)
     }
 
+    deinit { out.free() }
+
     var queued: Int { out.count - sent }
 
     func wants(_ event: String) -> Bool {
@@ -61,23 +64,18 @@ final class Connection {
         return false
     }
 
-    /// Queues the reply to a request (an encoded typed value, `Wire.reply`), encoded in `scratch`.
-    func queueReply(id: JSON, _ result: Result<Reply, RPCError>, scratch: inout ByteBuffer) {
-        scratch.removeAll()
-        Wire.reply(id: id, result, into: &scratch)
-        queueReplyLine(scratch.bytes)
+    /// Queues the reply to a request, encoded from its typed value (`Wire.reply`) straight
+    /// into the queue.
+    func queueReply(id: RequestID, _ result: Result<Reply, RPCError>) {
+        let start = out.count
+        Wire.reply(id: id, result, into: &out)
+        replies.append(start..<out.count)
     }
 
     /// `queueReply` of a result.
-    func queueReply(id: JSON, _ reply: Reply, scratch: inout ByteBuffer) {
-        scratch.removeAll()
-        Wire.reply(id: id, reply, into: &scratch)
-        queueReplyLine(scratch.bytes)
-    }
-
-    private func queueReplyLine(_ line: UnsafeBufferPointer<UInt8>) {
+    func queueReply(id: RequestID, _ reply: Reply) {
         let start = out.count
-        out.append(contentsOf: line)
+        Wire.reply(id: id, reply, into: &out)
         replies.append(start..<out.count)
     }
 
@@ -98,11 +96,11 @@ final class Connection {
             if r.upperBound <= keep { ranges.append(r); continue }
             if r.lowerBound < keep { ranges.append(r.lowerBound..<keep); continue }
             let at = keep + kept.count
-            kept.append(contentsOf: out[r])
+            kept.append(contentsOf: UnsafeBufferPointer(rebasing: out.bytes[r]))
             ranges.append(at..<(at + r.count))
         }
-        out.removeSubrange(keep...)
-        out.append(contentsOf: kept)
+        out.truncate(to: keep)
+        out.append(kept)
         replies = ranges
     }
 
@@ -123,7 +121,7 @@ final class Connection {
     /// Writes as much as the socket takes. Returns false when the peer is gone.
     func flush(now: UInt64) -> Bool {
         while sent < out.count {
-            let r = try? Sys.send(fd, out, sent..<out.count)
+            let r = try? Sys.send(fd, UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: out.bytes[sent...])))
             if case .done(let n)? = r, n > 0 {
                 sent += n
                 lastProgressNs = now
@@ -135,7 +133,7 @@ final class Connection {
                 // (Never inside a group commit: flushing waits for `Server.commitBatch`.)
                 if sent >= 1 << 16 && sent * 2 >= out.count {
                     startsMidLine = out[sent - 1] != 0x0A
-                    out.removeSubrange(0..<sent)
+                    out.removeFirst(sent)
                     replies = replies.compactMap { r in
                         r.upperBound <= sent ? nil : (max(r.lowerBound, sent) - sent)..<(r.upperBound - sent)
                     }
@@ -145,9 +143,9 @@ final class Connection {
             }
             return false
         }
-        // Everything went out: reuse the buffer.
+        // Everything went out: reuse the buffer (memory a burst made it grow to goes back).
         if sent > 0 {
-            if out.capacity > 1 << 20 { out = [] } else { out.removeAll(keepingCapacity: true) }
+            out.removeAll()
             sent = 0
         }
         if !replies.isEmpty { replies.removeAll(keepingCapacity: true) }

@@ -49,11 +49,11 @@ extension Server {
 
     /// Queues the reply to a request that staged no change (nil id: a notification, no
     /// reply): anything staged is committed first, so replies leave in request order.
-    func answer(id: JSON?, _ result: Result<Reply, RPCError>, to c: Connection) {
+    func answer(id: RequestID?, _ result: Result<Reply, RPCError>, to c: Connection) {
         commitBatch()
         if case .failure = result { stats.errors += 1 }
         guard let id else { return }
-        c.queueReply(id: id, result, scratch: &work.scratch)
+        c.queueReply(id: id, result)
         stats.handling.record(MonotonicClock.nanoseconds() &- work.lineReadNs)
     }
 

@@ -37,7 +37,7 @@ extension Server {
                                    nowNs: MonotonicClock.nanoseconds())
                 }
             } else {
-                s.out.append(contentsOf: line)
+                s.out.append(line)
                 stats.eventBytes += line.count
             }
             markDirty(s)

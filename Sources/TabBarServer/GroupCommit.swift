@@ -13,7 +13,7 @@ extension Server {
     /// records instead), its events and its reply; `commitBatch` writes it at the end of
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
     /// A command that changes nothing is answered at once, after what is staged.
-    func apply(_ command: StateCommand, method: String, params: JSONValue?, id: JSON?, from c: Connection?) {
+    func apply(_ command: StateCommand, method: String, params: JSONValue?, id: RequestID?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
         var opening = !batch.open
@@ -41,8 +41,9 @@ extension Server {
                 Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
             }
         }
-        if !work.outcome.effects.isEmpty { batch.effects.append(contentsOf: work.outcome.effects) }
-        for e in work.outcome.events { batch.outputs.append(.event(e)) }
+        // (Moved, not copied: the outcome is reset for the next command.)
+        work.outcome.effects.drain { batch.effects.append($0) }
+        work.outcome.events.drain { batch.outputs.append(.event($0)) }
         guard let c else {
             batch.count += 1
             commitBatch()
@@ -51,7 +52,7 @@ extension Server {
         batch.count += 1
         batch.clientChanges += 1
         if let id {
-            switch work.outcome.reply {
+            switch work.outcome.takeReply() {  // (moved, not copied: the outcome is reset next)
             case .success(let reply): batch.outputs.append(.reply(c, id, reply))
             case .failure(let error): batch.outputs.append(.refusal(c, id, error))
             }
@@ -76,9 +77,9 @@ extension Server {
             let refused = storageFailed("\(error)")
             for output in batch.outputs {
                 switch output {
-                case .event: continue
+                case .event, .taken: continue
                 case let .reply(c, id, _), let .refusal(c, id, _):
-                    if !c.closed { c.queueReply(id: id, .failure(refused), scratch: &work.scratch) }
+                    if !c.closed { c.queueReply(id: id, .failure(refused)) }
                 }
             }
             stats.errors += batch.clientChanges
@@ -87,16 +88,18 @@ extension Server {
         }
         batch.publishing = true
         for k in batch.outputs.indices {
-            switch batch.outputs[k] {
+            switch batch.take(k) {
             case .event(let e):
                 broadcast(e)
             case let .reply(c, id, reply):
                 guard !c.closed else { continue }
-                c.queueReply(id: id, reply, scratch: &work.scratch)  // (its reading marked it for flushing)
+                c.queueReply(id: id, reply)  // (its reading marked it for flushing)
             case let .refusal(c, id, error):
                 guard !c.closed else { continue }
                 stats.errors += 1
-                c.queueReply(id: id, .failure(error), scratch: &work.scratch)
+                c.queueReply(id: id, .failure(error))
+            case .taken:
+                continue
             }
         }
         batch.publishing = false
@@ -137,8 +140,10 @@ struct Batch {
     enum Output {
         case event(BarEvent)
         /// (Typed cases rather than a `Result`: staging one is a plain copy, no generic one.)
-        case reply(Connection, JSON, Reply)
-        case refusal(Connection, JSON, RPCError)
+        case reply(Connection, RequestID, Reply)
+        case refusal(Connection, RequestID, RPCError)
+        /// Already published (`take`).
+        case taken
     }
 
     private(set) var open = false
@@ -159,11 +164,19 @@ struct Batch {
     @inline(__always)
     mutating func join() { open = true }
 
+    /// Output `k`, moved out (publishing it then costs no copy), `.taken` left in its place.
+    @inline(__always)
+    mutating func take(_ k: Int) -> Output {
+        var o = Output.taken
+        swap(&o, &outputs[k])
+        return o
+    }
+
     mutating func close() {
         open = false
         count = 0
         clientChanges = 0
-        effects.removeAll(keepingCapacity: true)
-        outputs.removeAll(keepingCapacity: true)
+        effects.empty()
+        outputs.empty()
     }
 }

@@ -29,7 +29,7 @@ final class LineRig {
     func check(_ line: String) -> String {
         Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: client) }
         server.commitBatch()
-        let reply = String(decoding: client.out, as: UTF8.self)
+        let reply = String(decoding: client.out.bytes, as: UTF8.self)
         client.out.removeAll()
         return reply
     }

@@ -34,7 +34,7 @@ import TabBarCore
         }
 
         func lines(_ c: Connection) -> [JSON] {
-            String(decoding: c.out, as: UTF8.self).split(separator: "\n").map { (try? JSON.parse(String($0))) ?? .null }
+            String(decoding: c.out.bytes, as: UTF8.self).split(separator: "\n").map { (try? JSON.parse(String($0))) ?? .null }
         }
     }
 
@@ -82,7 +82,7 @@ import TabBarCore
         let kinds = { (c: Connection) in r.lines(c).map { [$0["id"], $0["error"]?["data"]?["kind"]] } }
         #expect(kinds(r.a) == [[.int(10), .string("storage_failed")], [.int(11), .string("storage_failed")]])
         #expect(kinds(r.b) == [[.int(20), .string("storage_failed")], [.int(21), .string("storage_failed")]])
-        #expect(r.sub.out.isEmpty, "events of refused changes went out")
+        #expect(r.sub.out.bytes.isEmpty, "events of refused changes went out")
         #expect(r.server.reducer.state.seq == 1)
         #expect(r.server.reducer.state.selected == "chat")
         #expect(r.server.reducer.state.items.allSatisfy { $0.badge == nil })

@@ -1,0 +1,92 @@
+/// A request's `id` as its reply echoes it: the id's JSON text, kept as bytes — a number's
+/// literal exactly as the request spelt it (`1e2`, `-0`, `12345678901234567890`), a string
+/// quoted and escaped as every encoder writes strings (`ByteBuffer.string`), `null` for the
+/// reply to a line whose id is unknown.
+///
+/// Up to `inlineCapacity` bytes are held in the value itself: copying or dropping the id of
+/// a request, a staged reply or a refusal then costs no allocation and no reference count
+/// (a longer id is kept in an array).
+public struct RequestID: Equatable, Sendable, CustomStringConvertible {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    /// The inline bytes' count; unused when `long` holds them.
+    private var count: UInt8 = 0
+    private var long: [UInt8]?
+
+    /// How many bytes of text are held without an allocation.
+    public static let inlineCapacity = 32
+
+    /// The id whose JSON text is `text` (as the reply writes it: no check is made).
+    public init(text: UnsafeBufferPointer<UInt8>) {
+        guard text.count <= RequestID.inlineCapacity else {
+            long = Array(text)
+            return
+        }
+        count = UInt8(text.count)
+        if let p = text.baseAddress {
+            withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: p, byteCount: text.count) }
+        }
+    }
+
+    /// The id as a request spells it in JSON (tests and tools): a number keeps its literal,
+    /// a string is quoted as replies quote it; other kinds are written as `JSON.write` does.
+    public init(_ json: JSON) {
+        var text: [UInt8] = []
+        switch json {
+        case .number(let literal): text = Array(literal.utf8)
+        case .string(let s): text = ByteBuffer.collect { $0.string(s) }
+        default: json.write(into: &text)
+        }
+        self = text.withUnsafeBufferPointer { RequestID(text: $0) }
+    }
+
+    /// The id of a reply to a line whose id is not known (`null`).
+    public static let null = RequestID(.null)
+    /// A number id from its JSON literal (`"7"`, `"1e2"`).
+    public static func number(_ literal: String) -> RequestID { RequestID(.number(literal)) }
+    /// A whole-number id.
+    public static func int<I: BinaryInteger>(_ value: I) -> RequestID { RequestID(.int(value)) }
+    /// A string id.
+    public static func string(_ s: String) -> RequestID { RequestID(.string(s)) }
+
+    /// Calls `body` with the id's JSON text.
+    @inline(__always)
+    public func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let long { return try long.withUnsafeBufferPointer(body) }
+        var w = words
+        let n = Int(count)
+        return try withUnsafeBytes(of: &w) { try body(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)) }
+    }
+
+    /// The id's JSON text.
+    public var text: [UInt8] { withText { Array($0) } }
+
+    /// The id as a `JSON` value (tests and tools).
+    public var json: JSON { try! JSON.parse(text) }
+
+    public var description: String { String(decoding: text, as: UTF8.self) }
+
+    public static func == (a: RequestID, b: RequestID) -> Bool {
+        a.withText { x in b.withText { y in x.elementsEqual(y) } }
+    }
+}
+
+extension RequestID {
+    /// The id of a parsed request's `id` member, when it is a number or a string: a number's
+    /// literal and a string that needs no escape are taken as the line spells them (the bytes
+    /// an encoder would write); a string with escapes is decoded and written again.
+    init?(_ v: JSONValue) {
+        switch v.kind {
+        case .number:
+            self.init(text: v.raw)
+        case .string:
+            let inner = v.inner
+            var plain = true
+            for b in inner where JSON.needsEscape(b) { plain = false; break }
+            if plain { self.init(text: v.raw) } else { self = .string(v.stringValue!) }
+        case .escapedString:
+            self = .string(v.stringValue!)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Testing
+@testable import TabBarCore
+
+/// The byte buffer as a connection's queue (Connection.swift: replies encoded into it,
+/// sent bytes dropped from its front, events pruned from its end) and the array helpers
+/// that move a step's outputs instead of copying them.
+@Suite struct ByteBufferTests {
+    func text(_ b: ByteBuffer) -> String { String(decoding: b.bytes, as: UTF8.self) }
+
+    @Test func aQueueDropsFromItsFrontAndItsEnd() {
+        var b = ByteBuffer(capacity: 4)
+        defer { b.free() }
+        b.append(Array("line one\nline two\n".utf8))
+        #expect(b[0] == UInt8(ascii: "l") && b[8] == 0x0A)
+        b.removeFirst(9)
+        #expect(text(b) == "line two\n")
+        b.truncate(to: 4)
+        #expect(text(b) == "line")
+        b.put(" three\n")
+        #expect(text(b) == "line three\n")
+        b.removeFirst(b.count)
+        #expect(b.bytes.isEmpty)
+    }
+
+    @Test func aReplyIsEncodedAfterWhatIsQueued() {
+        var b = ByteBuffer(capacity: 8)
+        defer { b.free() }
+        b.append(Array("{\"event\":1}\n".utf8))
+        let start = b.count
+        Wire.reply(id: .string("a"), .success(.seq(7)), into: &b)
+        #expect(String(decoding: b.bytes[start...], as: UTF8.self) == #"{"jsonrpc":"2.0","id":"a","result":{"seq":7}}"# + "\n")
+        #expect(text(b).hasPrefix("{\"event\":1}\n{"))
+    }
+
+    @Test func aRemovedAllBufferGivesBackWhatABurstGrewItTo() {
+        var b = ByteBuffer(capacity: 16)
+        defer { b.free() }
+        b.append([UInt8](repeating: 0x41, count: 1000))
+        #expect(b.capacity >= 1000)
+        b.removeAll()
+        #expect(b.capacity == 16 && b.bytes.isEmpty)
+    }
+
+    @Test func drainHandsOverEveryElementInOrderAndEmpties() {
+        var events: [BarEvent] = [.actionFinished(seq: 1, tab: "a"), .actionFinished(seq: 2, tab: "b"), .actionFinished(seq: 3, tab: "c")]
+        var seen: [BarEvent] = []
+        events.drain { seen.append($0) }
+        #expect(seen == [.actionFinished(seq: 1, tab: "a"), .actionFinished(seq: 2, tab: "b"), .actionFinished(seq: 3, tab: "c")])
+        #expect(events.isEmpty && events.capacity >= 3)
+        var more = ["x", "y"]
+        more.empty()
+        #expect(more.isEmpty && more.capacity >= 2)
+    }
+
+    @Test func takingTheReplyLeavesNone() {
+        var out = Outcome(reply: .success(.seq(4)))
+        #expect(out.takeReply() == .success(.seq(4)))
+        #expect(out.reply == .success(.none))
+    }
+}
