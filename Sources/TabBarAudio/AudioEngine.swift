@@ -139,6 +139,7 @@ public final class AudioEngine: @unchecked Sendable {
         let stalls = Atomic<Int>(0)
         let pullFrames = Atomic<Int>(0)
         let wakeups = Atomic<Int>(0)
+        let threadWakes = Atomic<Int>(0)
     }
 
     /// Window of recent voices the latency percentiles are computed over.
@@ -212,8 +213,10 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Queues `sound` to start in the next chunk written to the device. Never blocks.
     /// `requestedAt` is CLOCK_MONOTONIC (`monotonicNanos()`) when the request was read.
+    /// `wake: false` leaves waking the audio thread to one `wake()` after a group of plays
+    /// (a loop turn's clicks: one wake-up, one context switch, instead of one per click).
     public func play(_ sound: Sound, gain: Float, requestedAt: UInt64,
-                     retrigger: Retrigger = .overlap) -> PlayResult {
+                     retrigger: Retrigger = .overlap, wake: Bool = true) -> PlayResult {
         guard available.load(ordering: .acquiring) else {
             // Someone wants sound: the audio thread retries the device now rather than after its back-off.
             wantedAt.store(monotonicNanos(), ordering: .relaxed)
@@ -234,9 +237,15 @@ public final class AudioEngine: @unchecked Sendable {
             counters.queueFull.add(1, ordering: .relaxed)
             return .unavailable("audio queue full (\(commands.capacity) pending requests)")
         }
+        if wake { self.wake() }
+        return .started(voice: id)
+    }
+
+    /// Wakes the audio thread to take what `play(…, wake: false)` queued.
+    public func wake() {
+        counters.threadWakes.add(1, ordering: .relaxed)
         var one: UInt64 = 1
         _ = Glibc.write(wakeFD, &one, 8)
-        return .started(voice: id)
     }
 
     /// Hands every waiting voice report to `body` (state loop): started voices, and

@@ -74,6 +74,7 @@ extension AudioEngine {
         count("standbys", counters.standbys)
         count("stalls", counters.stalls)
         count("wakeups", counters.wakeups)
+        count("thread_wakes", counters.threadWakes)
         count("chunks_written", counters.chunks)
         count("frames_written", counters.frames)
         count("errors", counters.errors)

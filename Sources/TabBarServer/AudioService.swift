@@ -71,15 +71,19 @@ final class AudioService {
 
     var reportFD: Int32 { engine?.reportFD ?? -1 }
 
+    func wake() { engine?.wake() }
+
     var statusSummary: String {
         "\(bank.sounds.count) sounds, audio \(sinkName)" + (engine.map { " (\($0.deviceState))" } ?? " (not running)")
     }
 
-    func play(name: String, gain: Double, requestedAt: UInt64) -> Result<UInt32, RPCError> {
+    /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
+    /// `AudioEngine.play`).
+    func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, RPCError> {
         guard let sound = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
         guard let engine else { return .failure(.audioUnavailable(startError ?? "the audio engine is not running")) }
         switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
-                           retrigger: config.soundRetrigger[name] ?? .overlap) {
+                           retrigger: config.soundRetrigger[name] ?? .overlap, wake: wake) {
         case .started(let voice): return .success(voice)
         case .unavailable(let why): return .failure(.audioUnavailable(why))
         }

@@ -109,14 +109,23 @@ extension Server {
         return true
     }
 
+    /// Runs a committed group's effects. Its sounds are queued first and the audio thread is
+    /// woken once for all of them (a pipelined burst of taps: one wake-up, not one per click).
     func run(_ effects: [Effect]) {
+        var played = false
+        defer {
+            if played {
+                audio.wake()
+                settleAudio(queued: true)
+            }
+        }
         for effect in effects {
             switch effect {
             case let .play(name, gain, _):
-                switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs) {
+                switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs, wake: false) {
                 case .success:
                     stats.soundsPlayed += 1
-                    settleAudio(queued: true)
+                    played = true
                 case .failure(let e):
                     stats.soundsFailed += 1
                     peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: MonotonicClock.nanoseconds())

@@ -1,0 +1,43 @@
+@preconcurrency import Glibc
+import Foundation
+import Testing
+import TabBarCore
+@testable import TabBarServer
+
+/// The clicks of one committed group are handed to the audio thread with one wake-up: a
+/// front end pipelining taps costs one context switch per loop turn, not one per click
+/// (docs/PERFORMANCE.md, "One path per method"). Every click is still played.
+@Suite(.serialized) struct AudioWakeTests {
+    static func touch(_ id: Int, _ phase: String, x: Double) -> String {
+        #"{"jsonrpc":"2.0","id":\#(id),"method":"touch","params":{"phase":"\#(phase)","x":\#(x),"y":20}}"#
+    }
+
+    @Test func aGroupsClicksWakeTheAudioThreadOnce() throws {
+        let sounds = try #require(ProcessInfo.processInfo.environment["TABBARD_SOUNDS_DIR"], "run as the Makefile does")
+        let dir = Rigs.tempDir("tabbard-wake")
+        defer { _ = system("rm -rf '\(dir)'") }
+        var cfg = ServerConfig(socketPath: "\(dir)/s.sock", statePath: "\(dir)/s/state.json", soundDirs: [sounds])
+        cfg.audio = .null
+        cfg.compactEvery = 1 << 30
+        let server = try Server(config: cfg)
+        let (conns, fds) = Rigs.connections(1)
+        defer { for fd in fds { close(fd) } }
+        func engine() -> JSON? { server.audio.statsJSON()["engine"] }
+        let before = try #require(engine()?["thread_wakes"]?.intValue)
+        let playedBefore = server.stats.soundsPlayed
+        // Four taps, alternating between the first two tabs: four selections, four clicks,
+        // one loop turn (one group).
+        var id = 0
+        for k in 0..<4 {
+            let x = k % 2 == 0 ? 112.5 : 37.5
+            for phase in ["down", "up"] {
+                id += 1
+                Array(Self.touch(id, phase, x: x).utf8).withUnsafeBufferPointer { server.handle(.line($0), from: conns[0]) }
+            }
+        }
+        server.flushDirty(now: MonotonicClock.nanoseconds())
+        #expect(server.stats.soundsPlayed - playedBefore == 4, "every tap clicked")
+        #expect(try #require(engine()?["thread_wakes"]?.intValue) - before == 1, "one wake-up for the group's four clicks")
+        server.store.syncNow()
+    }
+}
