@@ -16,7 +16,8 @@
  *                                 after-gap: in the first buffer after a gap (its cycle's time derived from the gap)
  *   gap FRAMES                    the monitor missed FRAMES frames (cycles it was not scheduled in: the dump has
  *                                 silence there, the onset detector counts them as silence)
- *   cycle NS FRAMES               with --cycles: each captured buffer (its graph cycle's start, its size = the quantum)
+ *   cycle NS FRAMES LATE AT       with --cycles: each captured buffer (its graph cycle's start, its size = the quantum,
+ *                                 how long after that start this callback ran (ns), its first frame in the dump)
  *   cycles N quantum MIN MAX frames F   at exit
  *   calibration N residual_ns MIN P50 MAX   at exit with --calibrate
  *
@@ -93,6 +94,8 @@ static void on_capture(void *data)
 	struct spa_data *d = &b->buffer->datas[0];
 	struct pw_time t;
 	pw_stream_get_time_n(m.capture, &t, sizeof t);
+	struct timespec wall;
+	clock_gettime(CLOCK_MONOTONIC, &wall);
 	const int16_t *s = d->data ? SPA_PTROFF(d->data, d->chunk->offset, int16_t) : NULL;
 	uint32_t n = d->chunk->size / (CHANNELS * sizeof(int16_t));
 	if (s == NULL || n == 0 || t.now == 0) { pw_stream_queue_buffer(m.capture, b); return; }
@@ -128,7 +131,8 @@ static void on_capture(void *data)
 			m.prev_now = 0; /* a jump back or a long hole: no time for this buffer's consuming cycle */
 		}
 	}
-	if (m.trace) printf("cycle %lld %u\n", (long long)t.now, n);
+	if (m.trace) printf("cycle %lld %u %lld %llu\n", (long long)t.now, n,
+			    (long long)(wall.tv_sec * 1000000000LL + wall.tv_nsec - t.now), (unsigned long long)m.frames);
 	if (n < m.qmin || m.qmin == 0) m.qmin = n;
 	if (n > m.qmax) m.qmax = n;
 	m.cycles++;
