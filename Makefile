@@ -115,7 +115,7 @@ PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --
   --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
 test-pipewire: pipewire-deps .build/bench/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
-	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager
+	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager TwoProbes
 
 ## rtkit-deps: what tests/rtkit needs (rtkit-daemon, polkitd, dbus-daemon, dbus-send, setpriv/prlimit/unshare)
 rtkit-deps: deps
