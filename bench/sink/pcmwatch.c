@@ -21,7 +21,8 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) { fprintf(stderr, "usage: pcmwatch DEVICE SECONDS\n"); return 2; }
+	if (argc != 3 && argc != 4) { fprintf(stderr, "usage: pcmwatch DEVICE SECONDS [WAIT_MS]\n"); return 2; }
+	double wait_ms = argc == 4 ? atof(argv[3]) : -1;
 	snd_pcm_t *p;
 	int e;
 	if ((e = snd_pcm_open(&p, argv[1], SND_PCM_STREAM_PLAYBACK, 0)) < 0) { printf("open %s\n", snd_strerror(e)); return 1; }
@@ -29,12 +30,31 @@ int main(int argc, char **argv)
 		printf("params %s\n", snd_strerror(e));
 		return 1;
 	}
+	snd_pcm_sw_params_t *sw;        /* the daemon's start threshold: the first frame starts the stream */
+	snd_pcm_sw_params_alloca(&sw);
+	snd_pcm_sw_params_current(p, sw);
+	snd_pcm_sw_params_set_start_threshold(p, sw, 1);
+	snd_pcm_sw_params(p, sw);
 	snd_pcm_nonblock(p, 1);
 	static short buf[256 * 2];
 	double t0 = now_ms(), last = 0, dur = atof(argv[2]) * 1000;
 	long written = 0;
+	static short burst[576 * 2];
+	for (int i = 0; i < 576 * 2; i++) burst[i] = 1000;
+	int burst_done = 0;
 	while (now_ms() - t0 < dur) {
-		snd_pcm_sframes_t r = snd_pcm_writei(p, buf, 256);
+		snd_pcm_sframes_t r;
+		if (wait_ms >= 0 && (burst_done || now_ms() - t0 < wait_ms)) {
+			struct timespec ts = { 0, 2000000 };
+			nanosleep(&ts, NULL);
+			r = 0;
+		} else if (wait_ms >= 0) {
+			r = snd_pcm_writei(p, burst, 576);
+			printf("%.1f burst %ld\n", now_ms() - t0, (long)r);
+			burst_done = 1;
+			if (r < 0) r = 0;
+		} else
+			r = snd_pcm_writei(p, buf, 256);
 		if (r == -EAGAIN) {
 			struct timespec ts = { 0, 2000000 };
 			nanosleep(&ts, NULL);

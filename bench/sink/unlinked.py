@@ -21,10 +21,11 @@ from pwrig import Rig  # noqa: E402
 
 def main():
     watch, dev = sys.argv[1], sys.argv[2]
+    extra = sys.argv[3:]          # WAIT_MS: nothing written until then, then one click-sized burst
     rig = Rig(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "pipewire", "rig.sh")).start()
     p = None
     try:
-        p = subprocess.Popen([watch, dev, "4"], env=rig.child_env(), stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen([watch, dev, "4"] + extra, env=rig.child_env(), stdout=subprocess.PIPE, text=True)
         t0, lines, killed = time.monotonic(), [], None
         while time.monotonic() - t0 < 6:
             r, _, _ = select.select([p.stdout], [], [], 0.1)
@@ -38,6 +39,9 @@ def main():
                 killed = len(lines)
                 lines.append("---- WirePlumber killed at %.1f ms" % ((time.monotonic() - t0) * 1000))
         print("\n".join(lines[max(0, killed - 4):killed + 8]))
+        burst = [i for i, l in enumerate(lines) if " burst " in l]
+        if burst:
+            print("...\n" + "\n".join(lines[max(0, burst[0] - 2):burst[0] + 8]))
         print("...\n" + "\n".join(lines[-3:]))
         objs = json.loads(subprocess.run(["pw-dump"], env=rig.child_env(), capture_output=True, text=True).stdout)
         print("links", sum(1 for o in objs if o.get("type") == "PipeWire:Interface:Link"), "nodes",
