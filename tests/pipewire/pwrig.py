@@ -241,8 +241,9 @@ def judge(monitors, t0, t1, expected_stereo, silence_after):
     alone can lose a cycle without seeing a gap (issue 12's "rare missing quantum": docs/PERFORMANCE.md, "Two
     probes"). Returns (verdict, onset ns or None, detail):
       'intact'    some probe has the click bit-exact and followed by silence
-      'hole'/'lost' every probe that heard it has it damaged (damage_kind), none where it missed cycles
-      'unchecked' damaged in a probe where it missed cycles, or damaged in one probe only with no other copy
+      'hole'/'lost' (damage_kind) every probe that heard it has it damaged, and one where it missed no cycle;
+                  another probe agrees: damaged where it missed none either, or with the very same first difference
+      'unchecked' damaged only where probes missed cycles, or in one probe with nothing to confirm it
       'unheard'   no probe has an onset, and none was blind meanwhile (a click to be reported with sound.failed)
       'blind'     no probe has an onset, and one missed cycles then (the probes cannot tell)
     """
@@ -261,9 +262,14 @@ def judge(monitors, t0, t1, expected_stereo, silence_after):
     if any(why is None for why, _, _ in seen):
         disagree = [why for why, gap, _ in seen if why is not None and not gap]
         return "intact", onset, ("a probe alone: %s" % disagree[0]) if disagree else None
-    if any(gap for _, gap, _ in seen) or len(seen) < min(2, len(monitors)):
+    clean = [(why, kind) for why, gap, kind in seen if not gap]
+    if not clean:
         return "unchecked", onset, seen[0][0]
-    return seen[0][2], onset, seen[0][0]
+    why, kind = clean[0]
+    others = [w for w, gap, _ in seen if not gap][1:] + [w for w, gap, _ in seen if gap and w == why]
+    if len(monitors) > 1 and not others:
+        return "unchecked", onset, why
+    return kind, onset, why
 
 
 def click_at(samples, frame, expected_stereo, silence_after):

@@ -381,9 +381,20 @@ class TwoProbes(unittest.TestCase):
     def test_damage_where_a_probe_missed_cycles_is_not_judged(self):
         click = expected_click()
         a = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)), gap_spans=[(1256, 256)])
-        b = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)))
+        b = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)), gap_spans=[(1300, 256)])
         self.assertEqual(judge((a, b), 0, 10_000, click, SILENCE_AFTER)[0], "unchecked")
         self.assertEqual(judge((a,), 0, 10_000, click, SILENCE_AFTER)[0], "unchecked")
+
+    def test_the_same_damage_at_a_probe_that_missed_cycles_confirms_it(self):
+        """Under heavy load (a real underrun) both probes had a click with silence at frame 384, one of them
+        where it also missed cycles: the same first difference in both is the sink's."""
+        click = expected_click()
+        hole = [(0, 0)] * 128
+        a = FakeProbe([(5_000, 1000)], self.dump(click[:384] + hole + click[384:]))
+        b = FakeProbe([(5_000, 1000)], self.dump(click[:384] + hole + click[384:]), gap_spans=[(1600, 256)])
+        self.assertEqual(judge((a, b), 0, 10_000, click, SILENCE_AFTER)[0], "hole")
+        other = FakeProbe([(5_000, 1000)], self.dump(click, drop=(0, 256)), gap_spans=[(1000, 0)])
+        self.assertEqual(judge((a, other), 0, 10_000, click, SILENCE_AFTER)[0], "unchecked")
 
     def test_unheard_unless_a_probe_was_blind(self):
         click = expected_click()
