@@ -12,6 +12,7 @@
  *
  * Output, one line each, flushed:
  *   ready RATE                    the monitor is linked and capturing
+ *   node ID                       its node's id in the graph (pw-top, pw-dump)
  *   onset NS FRAME [after-gap]    a click reached the sink at NS (CLOCK_MONOTONIC), FRAME = its frame in the dump;
  *                                 after-gap: in the first buffer after a gap (its cycle's time derived from the gap)
  *   gap FRAMES                    the monitor missed FRAMES frames (cycles it was not scheduled in: the dump has
@@ -103,7 +104,7 @@ static void on_capture(void *data)
 	int after_gap = 0;
 	if (!m.ready) {
 		m.ready = 1;
-		printf("ready %d\n", RATE);
+		printf("ready %d\nnode %u\n", RATE, pw_stream_get_node_id(m.capture));
 	} else if (t.ticks - m.prev_ticks != m.prev_frames) {
 		/* Cycles the monitor did not see (typically the first cycle after the graph restarts: the capture
 		 * is scheduled from the second). What they carried is not known: the dump gets silence in their
