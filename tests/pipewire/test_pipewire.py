@@ -123,8 +123,8 @@ class BitExact:
     """Mixed into a RigCase: CLICKS clicks, each one intact at the sink."""
 
     def test_clicks_bit_exact(self):
-        """Two probes judge each click (pwrig.judge): a click counts damaged only when both have the same damage
-        where neither missed cycles. (One probe alone once lost a quantum of an intact click, with no gap.)"""
+        """Two probes judge each click (pwrig.judge): a click counts damaged only when a probe has it damaged where
+        it missed no cycle and the other confirms it. (One probe alone lost a quantum of intact clicks, no gap.)"""
         self.start_rig()
         c = self.start_daemon("--audio", "alsa")
         asked = []
