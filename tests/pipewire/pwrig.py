@@ -185,14 +185,13 @@ class Monitor:
         return self._samples
 
     def frame_at(self, ns):
-        """The dump frame that CLOCK_MONOTONIC time ns falls on, from the nearest onset before it (the dump keeps
-        the driver's timeline: missed cycles are filled with silence), or None before the first onset."""
+        """The dump frame that CLOCK_MONOTONIC time ns falls on, from the onset nearest to it in time (the dump
+        keeps the driver's timeline: missed cycles are filled with silence), or None without any onset."""
         with self.lock:
-            before = [o for o in self.onsets if o[0] <= ns]
-        if not before:
-            return None
-        o_ns, o_fr = before[-1]
-        return o_fr + (ns - o_ns) * RATE // 1_000_000_000
+            if not self.onsets:
+                return None
+            o_ns, o_fr = min(self.onsets, key=lambda o: abs(o[0] - ns))
+        return max(0, o_fr + (ns - o_ns) * RATE // 1_000_000_000)
 
     def blind(self, t0, t1):
         """Whether the probe missed cycles between times t0 and t1 (ns), or cannot tell."""

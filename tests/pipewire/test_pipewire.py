@@ -29,6 +29,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 import unittest
 
@@ -333,20 +334,11 @@ class PulseNoSessionManager(RigCase):
         # tearDown: SIGTERM stops it (exit 0 within 20 s) although a call into the plugin is still waiting
 
 
-class FakeProbe:
-    """What judge reads of a Monitor: onsets (ns, frame), the dump, the frames where it missed cycles."""
-
-    def __init__(self, onsets, samples, gap_spans=()):
-        self.onsets, self._s, self.gap_spans = list(onsets), samples, list(gap_spans)
-
-    def samples(self):
-        return self._s
-
-    def missed(self, frame, n):
-        return any(at < frame + n and at + m >= frame for at, m in self.gap_spans)
-
-    def blind(self, t0, t1):
-        return bool(self.gap_spans)
+def FakeProbe(onsets, samples, gap_spans=()):
+    """A Monitor with no process behind it: its onsets (ns, frame), its dump, the frames where it missed cycles."""
+    m = Monitor.__new__(Monitor)
+    m.onsets, m._samples, m.gap_spans, m.lock = list(onsets), samples, list(gap_spans), threading.Lock()
+    return m
 
 
 class TwoProbes(unittest.TestCase):
@@ -398,10 +390,15 @@ class TwoProbes(unittest.TestCase):
 
     def test_unheard_unless_a_probe_was_blind(self):
         click = expected_click()
-        quiet = FakeProbe([], self.dump(click))
-        self.assertEqual(judge((quiet, quiet), 0, 10_000, click, SILENCE_AFTER)[0], "unheard")
-        blind = FakeProbe([], self.dump(click), gap_spans=[(0, 4096)])
-        self.assertEqual(judge((quiet, blind), 0, 10_000, click, SILENCE_AFTER)[0], "blind")
+        # Requested at 0 and not heard; the probes heard the next click at 1 s, 48,000 frames into their dumps.
+        later = [(1_000_000_000, 48_000)]
+        quiet = FakeProbe(later, self.dump(click, at=48_000))
+        self.assertEqual(judge((quiet, quiet), 0, 500_000_000, click, SILENCE_AFTER)[0], "unheard")
+        blind = FakeProbe(later, self.dump(click, at=48_000), gap_spans=[(2_000, 4096)])
+        self.assertEqual(judge((quiet, blind), 0, 500_000_000, click, SILENCE_AFTER)[0], "blind")
+        elsewhere = FakeProbe(later, self.dump(click, at=48_000), gap_spans=[(40_000, 256)])
+        self.assertEqual(judge((quiet, elsewhere), 0, 500_000_000, click, SILENCE_AFTER)[0], "unheard",
+                         "a gap after the click's window does not excuse it")
 
 
 class AutoBeforeServer(RigCase):
