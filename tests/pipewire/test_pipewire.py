@@ -313,11 +313,13 @@ class PulseNoSessionManager(RigCase):
         self.assertIsNotNone(self.monitor.wait_onset(t0, HEARD_TIMEOUT), "a click before WirePlumber goes")
         wp = self.rig.pid("wireplumber")
         self.assertIsNotNone(wp, "the rig records WirePlumber's PID")
+        # A click in flight as WirePlumber goes: the stream stops taking data (its node leaves the graph, AUDIO.md
+        # "What is left" (4)), so it is heard, or still queued and reported by the stream-progress check.
+        accepted = [self.play(c)]
         os.kill(wp, signal.SIGKILL)
         wait_for(lambda: not os.path.exists("/proc/%d" % wp) or open("/proc/%d/stat" % wp).read().split()[2] == "Z",
                  10, "WirePlumber to be gone")
-        # Soon clicks are refused with the reason. (An accepted click meanwhile may be lost unreported: the
-        # unlinked stream can stay scheduled and consume it — AUDIO.md, "What is left".)
+        # Soon clicks are refused with the reason; every one accepted meanwhile is heard or reported.
         deadline = time.monotonic() + 60
         why = None
         while why is None:
@@ -327,10 +329,18 @@ class PulseNoSessionManager(RigCase):
             if "error" in m:
                 why = m["error"].get("message", "")
                 break
-            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            accepted.append((m["result"]["voice"], t0))
+            o = self.heard(t0)
             if o is not None:
                 after_click(o[0])
         self.assertIn("session manager", why, "the reason says what is true: %r" % why)
+        for k, (voice, t0) in enumerate(accepted):
+            t1 = accepted[k + 1][1] if k + 1 < len(accepted) else float("inf")
+            if voice is None or any(t0 <= o[0] < t1 for m in (self.monitor, self.second) for o in m.onsets_after(t0)):
+                continue
+            c.wait_event(lambda e: e.get("method") == "sound.failed" and e["params"].get("voice") == voice,
+                         FAILED_TIMEOUT, "sound.failed for voice %s, accepted as WirePlumber went and never heard"
+                         % voice)
         # tearDown: SIGTERM stops it (exit 0 within 20 s) although a call into the plugin is still waiting
 
 
