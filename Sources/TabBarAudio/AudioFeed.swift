@@ -45,7 +45,7 @@ extension AudioEngine {
             let stuck = queued <= period && now &- run.drainSince > UInt64(2 * max(run.pull, period)) * 1_000_000_000 / rate
             if !hasNew && (queued == 0 || stuck || run.audibleEnd == 0) {
                 if sink.standby() {
-                    confirmUnheard()
+                    confirmHeard()
                     streamFrames = played
                     run.lastQueued = 0
                     run.progressAt = now

@@ -160,7 +160,7 @@ extension AudioEngine {
                     do {
                         // From standby too: a sink may do its work there (the fallback retries its device).
                         try sink.start()
-                        confirmUnheard()                     // a new stream is ready: what was taken before was heard
+                        confirmHeard()                       // a new stream is ready: what was taken before was heard
                         streamFrames += sink.silentFrames()  // a sink that kept time while stopped
                         if run.silentSince != 0 {
                             let quiet = Double(monotonicNanos() &- run.silentSince) * Double(sink.format.rate) / 1e9
@@ -216,7 +216,7 @@ extension AudioEngine {
         }
         if mode != .unavailable { sink.close() }
         releasePlayed(upTo: Int64.max)
-        confirmUnheard()
+        confirmHeard()
         publishXruns()
         dropCommands(.shutdown)
         for i in mixer.voices.indices where mixer.voices[i].active {

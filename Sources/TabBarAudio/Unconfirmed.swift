@@ -7,7 +7,7 @@
 /// nothing reaches a sink (docs/AUDIO.md, "PulseAudio's ALSA plugin", "What is left" (4)). What
 /// does tell is the next stream: every standby there makes a new server stream, which the
 /// server makes ready only once a session manager has linked it. So a voice released as played
-/// waits here until the next stream is ready (`confirmUnheard`), and is reported — "may not
+/// waits here until the next stream is ready (`confirmHeard`), and is reported — "may not
 /// have been heard" — when that stream is not (`failUnconfirmed`), or the device fails first.
 extension AudioEngine {
     /// A voice the device has taken whole: finished now, or kept until the next stream
@@ -25,7 +25,7 @@ extension AudioEngine {
 
     /// The next stream is ready (a session manager linked it), or the stream ended without a
     /// failure: the voices taken before it count as heard.
-    func confirmUnheard() {
+    func confirmHeard() {
         for i in 0..<unconfirmedCount { finishedReport(unconfirmed[i].0) }
         unconfirmedCount = 0
     }
