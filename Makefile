@@ -110,7 +110,8 @@ pipewire-deps: deps
 ## (tests/pipewire/rig.sh, WirePlumber, a null sink): clicks bit-exact at the sink's monitor at quantum 256
 ## and at min-quantum 1024, no accepted click lost without sound.failed across a server restart, `auto`
 ## switching over once the server is up, and through PulseAudio's ALSA plugin (rig_pulse → pipewire-pulse)
-## no click with silence inserted into it, and no hang when no session manager links its stream.
+## no click with silence inserted into it, no hang when no session manager links its stream, and every click
+## heard or reported when the session manager dies. Two probes judge each click (TwoProbes: the rule itself).
 PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
   --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
 test-pipewire: pipewire-deps .build/bench/pwmonitor
