@@ -15,7 +15,10 @@ What a person would notice, checked at the sink:
 * AutoBeforeServer: `--audio auto` started before the server switches to it: a click requested 1 s after the
   server comes up is heard.
 * PulseNoSessionManager: through PulseAudio's ALSA plugin with no session manager (none at start; WirePlumber
-  killed while playing): the daemon comes up, clicks are refused saying why, and SIGTERM stops it.
+  killed while playing, a click in flight): the daemon comes up, every click accepted as WirePlumber goes is
+  heard or reported, clicks are then refused saying why, and SIGTERM stops it.
+* TwoProbes: the rule the others judge clicks by (pwrig.judge): two probes capture the sink's monitor, and what
+  one alone lacks is that probe's loss, not the sink's (issue 12's "rare missing quantum").
 * PulsePlugin: through PulseAudio's ALSA plugin (`rig_pulse` → pipewire-pulse) no click gets silence inserted
   into it (the server-side hole of a late refill, which nobody reports) and every accepted click is heard or
   reported. Clicks that differ where the probe missed cycles are not judged (the dump has silence there).
