@@ -109,6 +109,8 @@ class Monitor:
     """pwmonitor on the rig's sink: onsets (CLOCK_MONOTONIC ns, frame in the dump) as they happen,
     the captured samples in `raw` (S16_LE stereo) once stopped."""
 
+    LATE_SPAN = 1024      # frames after a `late at` frame that may lack a cycle (up to a 1024-frame quantum)
+
     def __init__(self, binary, rig, raw=None, extra=()):
         self.raw = raw
         argv = [binary] + (["--raw", raw] if raw else []) + list(extra)
@@ -119,12 +121,19 @@ class Monitor:
         self.gaps = []
         self.gap_spans = []   # (first frame in the dump, frames): cycles the probe missed, silence in the dump
         self.after_gap = 0    # onsets in the first buffer after a gap (their cycle's time derived from it)
+        self.late = []        # dump frames near which PipeWire completed a cycle without this probe (late.c)
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         wait_for(lambda: self.ready or self.proc.poll() is not None, 30, "the monitor stream to capture")
         if not self.ready:
             raise RuntimeError("pwmonitor exited: " + self.proc.stderr.read())
+
+    @property
+    def watching(self):
+        """Whether the probe follows PipeWire's profiler, i.e. reports its late cycles (late.c)."""
+        with self.lock:
+            return "watching profiler" in self.lines
 
     @property
     def ready(self):
@@ -144,6 +153,11 @@ class Monitor:
                     self.gaps.append(int(parts[1]))
                     if len(parts) >= 4 and parts[2] == "at":
                         self.gap_spans.append((int(parts[3]), int(parts[1])))
+                elif parts[:2] == ["late", "at"] and len(parts) >= 3:
+                    # a cycle PipeWire completed without this probe (bench/pwmonitor/late.c): the buffers from
+                    # that frame on may lack a cycle of the sink's output, with nothing in the dump to show it
+                    self.late.append(int(parts[2]))
+                    self.gap_spans.append((int(parts[2]), self.LATE_SPAN))
 
     def onsets_after(self, t0):
         with self.lock:

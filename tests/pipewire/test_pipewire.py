@@ -17,6 +17,7 @@ What a person would notice, checked at the sink:
 * PulseNoSessionManager: through PulseAudio's ALSA plugin with no session manager (none at start; WirePlumber
   killed while playing, a click in flight): the daemon comes up, every click accepted as WirePlumber goes is
   heard or reported, clicks are then refused saying why, and SIGTERM stops it.
+* ProbeLate: a probe made late reports the cycles PipeWire completed without it (bench/pwmonitor/late.c).
 * TwoProbes: the rule the others judge clicks by (pwrig.judge): two probes capture the sink's monitor, and what
   one alone lacks is that probe's loss, not the sink's (issue 12's "rare missing quantum").
 * PulsePlugin: through PulseAudio's ALSA plugin (`rig_pulse` → pipewire-pulse) no click gets silence inserted
@@ -412,6 +413,37 @@ class TwoProbes(unittest.TestCase):
         elsewhere = FakeProbe(later, self.dump(click, at=48_000), gap_spans=[(40_000, 256)])
         self.assertEqual(judge((quiet, elsewhere), 0, 500_000_000, click, SILENCE_AFTER)[0], "unheard",
                          "a gap after the click's window does not excuse it")
+
+
+class ProbeLate(RigCase):
+    """The probe itself (bench/pwmonitor). PipeWire makes the sink wait for a slow capture, but when a cycle is not
+    complete by the driver's next timer it completes it without the capture, and the sink's monitor hands on its
+    next output while the capture has not taken the previous one: a quantum the probe can lose with no gap in its
+    stream (issue 12's rare missing quantum; docs/PERFORMANCE.md, "Two probes", run 8). pwmonitor reads
+    PipeWire's profiler and reports every cycle completed without it (`late at FRAME`, late.c), so a click
+    there is not judged on that probe. Here one probe sleeps 8 ms (1.5 cycles of 256 frames) in its data thread
+    after each buffer holding an onset: every such click must be reported. Before late.c nothing was."""
+    RIG_OPTIONS = ("--force-quantum", "256")
+
+    def test_a_cycle_completed_without_the_probe_is_reported(self):
+        self.start_rig()
+        late = Monitor(MONITOR, self.rig, extra=["--stall", "8", "--stall-count", "3"])
+        try:
+            c = self.start_daemon("--audio", "alsa")
+            for _ in range(3):
+                voice, t0 = self.play(c)
+                self.assertIsNotNone(voice, "sound.play was refused on a running PipeWire")
+                o = self.heard(t0)
+                self.assertIsNotNone(o, "the click was heard")
+                after_click(o[0])
+        finally:
+            late.stop()
+        self.assertTrue(late.watching, "pwmonitor follows PipeWire's profiler (module-profiler)")
+        self.assertEqual(len(late.onsets), 3, "the stalled probe heard the 3 clicks: %s" % late.onsets)
+        for ns, fr in late.onsets:
+            self.assertTrue(late.missed(fr, len(expected_click()) + SILENCE_AFTER),
+                            "the cycles completed while the probe slept after the onset at frame %d are reported "
+                            "(late at %s)" % (fr, late.late))
 
 
 class AutoBeforeServer(RigCase):
