@@ -67,12 +67,14 @@ class Bench:
         lat, missed = [], 0
         self.heard = []                           # the events' onsets (ns, frame in the dump)
         self.heard_events = []                    # which event (0…n-1) each onset belongs to
+        self.requested = []                       # each event's request time (ns)
         nxt = max(now_ns(), start)
         for k in range(n):
             if k == 5 and missed == 5:
                 return lat, missed + (n - k)      # not heard at all: do not wait out every event
             wait_for(lambda: now_ns() >= nxt, 10, "the next event time", step=0.001)
             t0, finish = request()
+            self.requested.append(t0)
             o = mon.wait_onset(t0, heard_timeout) if t0 is not None else None
             if finish:
                 finish()
@@ -179,8 +181,15 @@ class Bench:
                 damage.append("%s (%s)" % (why, damage_kind(s, fr, self.ref)))
                 unreported += asked[k] not in failed
         intact = len(self.heard) - len(damage) - unchecked
-        # Not heard at all: reported or not.
-        lost_unreported = sum(1 for v in asked if v is not None and v not in heard_voices and v not in failed)
+        # Not heard at the first probe: heard at the second (that probe's loss), or not at all, reported or not.
+        heard_second = set()
+        if not self.a.passive_monitor:
+            for k, t0 in enumerate(self.requested):
+                t1 = self.requested[k + 1] if k + 1 < len(self.requested) else float("inf")
+                if k not in self.heard_events and t0 is not None and any(t0 <= o[0] < t1 for o in mon2.onsets):
+                    heard_second.add(asked[k])
+        lost_unreported = sum(1 for v in asked if v is not None and v not in heard_voices and v not in heard_second
+                              and v not in failed)
         os.unlink(mon.raw)
         if not self.a.passive_monitor:
             os.unlink(mon2.raw)
@@ -190,6 +199,7 @@ class Bench:
                     damaged=len(damage), holes=sum(1 for d in damage if d.endswith("(hole)")),
                     damaged_unreported=unreported, not_heard_unreported=lost_unreported,
                     sound_failed=len(failed & set(asked)), probe_missed=probe_missed, probe_alone=probe_alone,
+                    heard_at_second_only=len(heard_second),
                     first_damage=damage[0] if damage else None, after_gap=mon.after_gap, gaps=len(mon.gaps),
                     quantum=self.quantum(closing),
                     daemon={k: engine.get(k) for k in keys})
@@ -371,6 +381,8 @@ def table(res):
                 if d.get("damaged"):
                     extra += ", damaged %d (%d holes), %d of them without sound.failed" % (
                         d["damaged"], d.get("holes", 0), d.get("damaged_unreported", 0))
+                if d.get("heard_at_second_only"):
+                    extra += ", %d heard at the second probe only" % d["heard_at_second_only"]
                 if d.get("not_heard_unreported"):
                     extra += ", %d not heard and not reported" % d["not_heard_unreported"]
                 if d.get("after_gap"):
