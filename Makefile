@@ -110,12 +110,14 @@ pipewire-deps: deps
 ## (tests/pipewire/rig.sh, WirePlumber, a null sink): clicks bit-exact at the sink's monitor at quantum 256
 ## and at min-quantum 1024, no accepted click lost without sound.failed across a server restart, `auto`
 ## switching over once the server is up, and through PulseAudio's ALSA plugin (rig_pulse → pipewire-pulse)
-## no click with silence inserted into it, and no hang when no session manager links its stream.
+## no click with silence inserted into it, no hang when no session manager links its stream, and every click
+## heard or reported when the session manager dies. Two probes judge each click (TwoProbes: the rule itself), and
+## a probe reports the cycles PipeWire completed without it (ProbeLate).
 PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
   --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
 test-pipewire: pipewire-deps .build/bench/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
-	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager
+	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager TwoProbes ProbeLate
 
 ## rtkit-deps: what tests/rtkit needs (rtkit-daemon, polkitd, dbus-daemon, dbus-send, setpriv/prlimit/unshare)
 rtkit-deps: deps
@@ -242,9 +244,9 @@ bench-deps: deps pipewire-deps
 	$(BENCH_CC) -o $@ $<
 
 # The at-the-sink probe: a capture stream on the null sink's monitor (bench/pwmonitor/pwmonitor.c).
-.build/bench/pwmonitor: bench/pwmonitor/pwmonitor.c | pipewire-deps
+.build/bench/pwmonitor: bench/pwmonitor/pwmonitor.c bench/pwmonitor/late.c bench/pwmonitor/late.h | pipewire-deps
 	@mkdir -p $(@D)
-	$(BENCH_CC) -o $@ $< $$(pkg-config --cflags --libs libpipewire-0.3)
+	$(BENCH_CC) -o $@ bench/pwmonitor/pwmonitor.c bench/pwmonitor/late.c $$(pkg-config --cflags --libs libpipewire-0.3)
 
 # libcanberra as an application uses it (one context, cached sample), for the click at the sink.
 .build/bench/caclick: bench/canberra/caclick.c | bench-deps

@@ -47,6 +47,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// Frames kept queued beyond the server's pull and one period while voices sound (see
     /// `AudioSink.refillMarginFrames`): `pulseRefillMargin` through PulseAudio's plugin, else 0.
     public var refillMarginFrames: Int { isPulsePlugin ? Int(AlsaSink.pulseRefillMargin * Double(format.rate)) : 0 }
+    public var standbyConfirmsLink: Bool { isPulsePlugin }
     /// Seconds of refill margin through PulseAudio's plugin. Its server plays a cycle of
     /// silence when it holds less than a quantum, keeps what it holds for the next cycle and
     /// tells nobody (docs/AUDIO.md, "PulseAudio's ALSA plugin"), so a refill that arrives

@@ -86,6 +86,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// last frame). Released once played; reported failed if the device goes first.
     var tail: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64)>
     var tailCount = 0
+    /// Voices taken whole but not yet confirmed heard (Unconfirmed.swift).
+    var unconfirmed: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32)>
+    var unconfirmedCount = 0
     var streamFrames: Int64 = 0
     var run = RunState()
     private var thread: pthread_t?
@@ -162,6 +165,7 @@ public final class AudioEngine: @unchecked Sendable {
         self.starts = .allocate(capacity: max(voices, 1) + queueCapacity)
         self.ends = .allocate(capacity: max(voices, 1) * 2 + queueCapacity)
         self.tail = .allocate(capacity: max(voices, 1) * 4)
+        self.unconfirmed = .allocate(capacity: max(voices, 1) * 4)
         self.producer = Mutex(ProducerSide(bank: bank))
     }
 
@@ -172,6 +176,7 @@ public final class AudioEngine: @unchecked Sendable {
         starts.deallocate()
         ends.deallocate()
         tail.deallocate()
+        unconfirmed.deallocate()
         if wakeFD >= 0 { Glibc.close(wakeFD) }
         if reportEventFD >= 0 { Glibc.close(reportEventFD) }
     }

@@ -45,12 +45,14 @@ extension AudioEngine {
             let stuck = queued <= period && now &- run.drainSince > UInt64(2 * max(run.pull, period)) * 1_000_000_000 / rate
             if !hasNew && (queued == 0 || stuck || run.audibleEnd == 0) {
                 if sink.standby() {
+                    confirmHeard()
                     streamFrames = played
                     run.lastQueued = 0
                     run.progressAt = now
                     run.silentSince = now
                     return .standby
                 }
+                failUnconfirmed()     // the next stream was not made ready (the device fails next)
             }
         } else {
             checkXruns(played: played)
@@ -194,7 +196,7 @@ extension AudioEngine {
     func releasePlayed(upTo played: Int64) {
         var kept = 0
         for i in 0..<tailCount {
-            if tail[i].2 <= played { finishedReport(tail[i].0) } else { tail[kept] = tail[i]; kept += 1 }
+            if tail[i].2 <= played { released(tail[i].0, voice: tail[i].1) } else { tail[kept] = tail[i]; kept += 1 }
         }
         if kept != tailCount { tailCount = kept; signalReports() }
     }

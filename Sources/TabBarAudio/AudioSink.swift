@@ -88,6 +88,11 @@ public protocol AudioSink: AnyObject {
     /// for a refill that arrives late where a late refill is not an xrun but an unreported
     /// hole (PulseAudio's plugin, `AlsaSink.pulseRefillMargin`). 0: none needed.
     var refillMarginFrames: Int { get }
+    /// Whether frames the device took are known heard only once the next stream is ready:
+    /// PulseAudio's plugin, whose standby makes a new server stream that the server makes
+    /// ready once a session manager has linked it, and whose server takes frames ahead of
+    /// playing them (Unconfirmed.swift). false: taken is played.
+    var standbyConfirmsLink: Bool { get }
 }
 
 extension AudioSink {
@@ -105,6 +110,7 @@ extension AudioSink {
     public func settle(wakeFD: Int32) {}
     public var pullFrames: Int { 0 }
     public var refillMarginFrames: Int { 0 }
+    public var standbyConfirmsLink: Bool { false }
 }
 
 /// Paces a stream that the device does not pace: frames are "played" at the

@@ -160,6 +160,7 @@ extension AudioEngine {
                     do {
                         // From standby too: a sink may do its work there (the fallback retries its device).
                         try sink.start()
+                        confirmHeard()                       // a new stream is ready: what was taken before was heard
                         streamFrames += sink.silentFrames()  // a sink that kept time while stopped
                         if run.silentSince != 0 {
                             let quiet = Double(monotonicNanos() &- run.silentSince) * Double(sink.format.rate) / 1e9
@@ -215,6 +216,7 @@ extension AudioEngine {
         }
         if mode != .unavailable { sink.close() }
         releasePlayed(upTo: Int64.max)
+        confirmHeard()
         publishXruns()
         dropCommands(.shutdown)
         for i in mixer.voices.indices where mixer.voices[i].active {
@@ -275,6 +277,7 @@ extension AudioEngine {
     private func closeWithVoices(_ why: VoiceFailure) {
         sink.close()
         failUnplayed(why)
+        failUnconfirmed()
         for i in mixer.voices.indices where mixer.voices[i].active {
             failVoice(i, why)
             mixer.voices[i].active = false

@@ -96,6 +96,7 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
         return primary.standby()
     }
     public var canStandby: Bool { onStandin || primary.canStandby }
+    public var standbyConfirmsLink: Bool { !onStandin && primary.standbyConfirmsLink }
     public func settle(wakeFD: Int32) { current.settle(wakeFD: wakeFD) }
     public func stop() { current.stop() }
     public func close() {

@@ -24,7 +24,7 @@ struct RawReport {
 
 /// Why an accepted voice was not heard intact (wire `sound.failed` `reason`).
 enum VoiceFailure: UInt8 {
-    case none, xrun, deviceLost, stalled, neverLinked, shutdown, stolen
+    case none, xrun, deviceLost, stalled, neverLinked, shutdown, stolen, unconfirmed
 
     func text(device: String) -> String {
         switch self {
@@ -34,6 +34,7 @@ enum VoiceFailure: UInt8 {
         case .stalled: return "the audio stream made no progress; the device is being reopened"
         case .neverLinked: return "no session manager linked the stream (the sound server took no audio)"
         case .shutdown: return "the daemon stopped before the sound was played"
+        case .unconfirmed: return "the sound server may not have played it: the stream failed right after it was handed over (no session manager linked the next one?)"
         case .stolen: return "more sounds were asked for at once than the voice pool holds (the `voices` setting); this one was replaced before it started"
         }
     }

@@ -169,3 +169,91 @@ final class PulseLikeSink: AudioSink, @unchecked Sendable {
         #expect(BoundedALSA.run(seconds: 5, { 42 }, late: { _ in Issue.record("not late") }) == 42)
     }
 }
+
+/// A clock-paced sink whose standby makes a new server stream, as through PulseAudio's plugin
+/// (`standbyConfirmsLink`), and whose next standby can be made to fail: the server did not make
+/// the new stream ready because no session manager linked it.
+final class NextStreamSink: AudioSink, @unchecked Sendable {
+    let format = PCMFormat.standard
+    let periodFrames = 128
+    let bufferFrames = 4096
+    let confirmsLink: Bool
+    var deviceName: String { "next-stream" }
+    var pacing: StreamPacing { .clock }
+    var xruns: Int { 0 }
+    var canStandby: Bool { true }
+    var standbyConfirmsLink: Bool { confirmsLink }
+    private var pacer = ClockPacer(rate: 48000)
+    private let state = Mutex((standbys: 0, failNext: false, failed: 0))
+    var standbys: Int { state.withLock { $0.standbys } }
+    var failedStandbys: Int { state.withLock { $0.failed } }
+    init(confirmsLink: Bool) { self.confirmsLink = confirmsLink }
+    /// The session manager goes: the next standby's stream is not made ready.
+    func failNextStandby() { state.withLock { $0.failNext = true } }
+    func open() throws {}
+    func start() throws {}
+    func queuedFrames() throws -> Int { pacer.queued() }
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
+        var t = pacer.nanosUntil(queued: lowWater)
+        if let limit = timeoutNanos { t = min(t, limit) }
+        return pollReadable(wakeFD, timeoutNanos: t)
+    }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { pacer.wrote(frames) }
+    func standby() -> Bool {
+        let fail = state.withLock { s -> Bool in
+            if s.failNext { s.failNext = false; s.failed += 1; return true }
+            s.standbys += 1
+            return false
+        }
+        if !fail { pacer.reset() }
+        return !fail
+    }
+    func stop() {}
+    func close() {}
+}
+
+/// Through PulseAudio's plugin the server takes a click's frames into its own buffer before it
+/// plays them, and a stream nobody links (the session manager died as the click was in flight)
+/// can take them too: gone from the PCM's queue, never heard (tests/pipewire
+/// `PulseNoSessionManager`: 2 of 10 runs before). The next stream tells: it is made ready only
+/// once a session manager links it.
+@Suite(.serialized) struct UnconfirmedTests {
+    private func click() -> Sound {
+        Sound(name: "click", samples: [Float](repeating: 0.05, count: 576 * 2), format: .standard)
+    }
+
+    private func play(_ engine: AudioEngine, _ s: Sound) -> UInt32? {
+        if case .started(let v) = engine.play(s, gain: 1, requestedAt: monotonicNanos()) { return v }
+        return nil
+    }
+
+    @Test func aClickTakenBeforeTheNextStreamIsNotMadeReadyIsReported() throws {
+        let sink = NextStreamSink(confirmsLink: true)
+        let c = click()
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [c]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        let heard = try #require(play(engine, c))
+        #expect(eventually { sink.standbys == 1 }, "the first click runs out and the next stream is ready")
+        sink.failNextStandby()
+        let lost = try #require(play(engine, c))
+        #expect(eventually { sink.failedStandbys == 1 })
+        let failed = collectReports(engine, count: 4, seconds: 3).filter { $0.failure != nil }
+        #expect(failed.map(\.voice) == [lost], "only the click taken before the failed stream: \(failed.map(\.voice)), not \(heard)")
+        #expect(failed.first?.failure?.contains("may not have played it") == true)
+    }
+
+    @Test func whereTakenIsPlayedAFailedStandbyReportsNothing() throws {
+        let sink = NextStreamSink(confirmsLink: false)
+        let c = click()
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [c]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        _ = play(engine, c)
+        #expect(eventually { sink.standbys == 1 })
+        sink.failNextStandby()
+        _ = play(engine, c)
+        #expect(eventually { sink.failedStandbys == 1 })
+        #expect(collectReports(engine, count: 4, seconds: 1).filter { $0.failure != nil }.isEmpty)
+    }
+}

@@ -12,16 +12,21 @@
  *
  * Output, one line each, flushed:
  *   ready RATE                    the monitor is linked and capturing
+ *   node ID                       its node's id in the graph (pw-top, pw-dump)
  *   onset NS FRAME [after-gap]    a click reached the sink at NS (CLOCK_MONOTONIC), FRAME = its frame in the dump;
  *                                 after-gap: in the first buffer after a gap (its cycle's time derived from the gap)
+ *   watching profiler             late.c follows PipeWire's profiler (module-profiler)
+ *   late at FRAME                 a cycle PipeWire completed without this capture (late.c): the buffers around
+ *                                 dump frame FRAME may lack a cycle of the sink's output, with no gap reported
  *   gap FRAMES                    the monitor missed FRAMES frames (cycles it was not scheduled in: the dump has
  *                                 silence there, the onset detector counts them as silence)
- *   cycle NS FRAMES               with --cycles: each captured buffer (its graph cycle's start, its size = the quantum)
+ *   cycle NS FRAMES LATE AT       with --cycles: each captured buffer (its graph cycle's start, its size = the quantum,
+ *                                 how long after that start this callback ran (ns), its first frame in the dump)
  *   cycles N quantum MIN MAX frames F   at exit
  *   calibration N residual_ns MIN P50 MAX   at exit with --calibrate
  *
  * Usage: pwmonitor [--target NODE] [--raw FILE|--wav FILE] [--threshold N] [--gap-ms MS] [--duration S]
- *                  [--count N] [--calibrate N]
+ *                  [--count N] [--calibrate N] [--cycles] [--passive] [--stall MS [--stall-count N]]
  * Stops at --duration, after --count onsets, after the calibration, on SIGINT/SIGTERM, or when stdin closes
  * (when stdin is a pipe), then completes the dump. Build: cc pwmonitor.c $(pkg-config --cflags --libs libpipewire-0.3)
  */
@@ -36,6 +41,8 @@
 
 #include <spa/param/audio/format-utils.h>
 #include <pipewire/pipewire.h>
+
+#include "late.h"
 
 #define RATE 48000
 #define CHANNELS 2
@@ -66,13 +73,36 @@ struct monitor {
 	int trace;
 	int passive;
 	int played, measured;
+	int stopping;
+	/* --stall MS [--stall-count N]: a test of the probe itself (tests/pipewire ProbeLate): the data thread sleeps
+	 * MS after each of the first N buffers holding an onset, so that PipeWire completes cycles without it */
+	double stall_ms;
+	int stall_count, stalls;
 	int64_t next_impulse;
 	int64_t known[MAX_CAL], seen[MAX_CAL];
 };
 
 static struct monitor m;
 
-static void quit(void) { pw_main_loop_quit(m.loop); }
+/* Stopping: the capture ignores what comes after, and the main loop runs 1.1 s more for the profiler's last
+ * report (it flushes once a second) of the cycles captured (late.c), then quits. */
+static struct spa_source *stop_timer;
+static void quit_now(void *data, uint64_t expirations) { (void)data; (void)expirations; pw_main_loop_quit(m.loop); }
+static int do_stop(struct spa_loop *loop, bool async, uint32_t seq, const void *data, size_t size, void *user)
+{
+	(void)loop; (void)async; (void)seq; (void)data; (void)size; (void)user;
+	if (stop_timer) return 0;
+	struct pw_loop *l = pw_main_loop_get_loop(m.loop);
+	stop_timer = pw_loop_add_timer(l, quit_now, NULL);
+	struct timespec ts = { 1, 100000000 };
+	pw_loop_update_timer(l, stop_timer, &ts, NULL, false);
+	return 0;
+}
+static void quit(void)
+{
+	__atomic_store_n(&m.stopping, 1, __ATOMIC_RELEASE);
+	pw_loop_invoke(pw_main_loop_get_loop(m.loop), do_stop, 0, NULL, 0, false, NULL);
+}
 
 static void put_le32(FILE *f, uint32_t v) { uint8_t b[4] = { v, v >> 8, v >> 16, v >> 24 }; fwrite(b, 1, 4, f); }
 static void put_le16(FILE *f, uint16_t v) { uint8_t b[2] = { v, v >> 8 }; fwrite(b, 1, 2, f); }
@@ -90,17 +120,20 @@ static void on_capture(void *data)
 	(void)data;
 	struct pw_buffer *b = pw_stream_dequeue_buffer(m.capture);
 	if (b == NULL) return;
+	if (__atomic_load_n(&m.stopping, __ATOMIC_ACQUIRE)) { pw_stream_queue_buffer(m.capture, b); return; }
 	struct spa_data *d = &b->buffer->datas[0];
 	struct pw_time t;
 	pw_stream_get_time_n(m.capture, &t, sizeof t);
+	struct timespec wall;
+	clock_gettime(CLOCK_MONOTONIC, &wall);
 	const int16_t *s = d->data ? SPA_PTROFF(d->data, d->chunk->offset, int16_t) : NULL;
 	uint32_t n = d->chunk->size / (CHANNELS * sizeof(int16_t));
 	if (s == NULL || n == 0 || t.now == 0) { pw_stream_queue_buffer(m.capture, b); return; }
 
-	int after_gap = 0;
+	int after_gap = 0, stall = 0;
 	if (!m.ready) {
 		m.ready = 1;
-		printf("ready %d\n", RATE);
+		printf("ready %d\nnode %u\n", RATE, pw_stream_get_node_id(m.capture));
 	} else if (t.ticks - m.prev_ticks != m.prev_frames) {
 		/* Cycles the monitor did not see (typically the first cycle after the graph restarts: the capture
 		 * is scheduled from the second). What they carried is not known: the dump gets silence in their
@@ -128,7 +161,9 @@ static void on_capture(void *data)
 			m.prev_now = 0; /* a jump back or a long hole: no time for this buffer's consuming cycle */
 		}
 	}
-	if (m.trace) printf("cycle %lld %u\n", (long long)t.now, n);
+	late_record(t.now, m.frames);
+	if (m.trace) printf("cycle %lld %u %lld %llu\n", (long long)t.now, n,
+			    (long long)(wall.tv_sec * 1000000000LL + wall.tv_nsec - t.now), (unsigned long long)m.frames);
 	if (n < m.qmin || m.qmin == 0) m.qmin = n;
 	if (n > m.qmax) m.qmax = n;
 	m.cycles++;
@@ -145,6 +180,7 @@ static void on_capture(void *data)
 			printf("onset %lld %llu%s\n", (long long)when, (unsigned long long)(m.frames + i),
 			       after_gap ? " after-gap" : "");
 			m.onsets++;
+			stall = 1;
 			if (m.calibrate && m.measured < MAX_CAL) m.seen[m.measured++] = when;
 		}
 		m.silent = 0;
@@ -156,6 +192,12 @@ static void on_capture(void *data)
 	m.prev_frames = n;
 	fflush(stdout);
 	pw_stream_queue_buffer(m.capture, b);
+	if (stall && m.stall_ms > 0 && m.stalls < m.stall_count) {
+		long long ns = (long long)(m.stall_ms * 1e6);
+		struct timespec ts = { (time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL) };
+		m.stalls++;
+		nanosleep(&ts, NULL);
+	}
 
 	if ((m.count > 0 && m.onsets >= m.count) || (m.calibrate && m.measured >= m.calibrate))
 		quit(); /* pw_main_loop_quit is an invoke: safe from the data thread */
@@ -231,11 +273,16 @@ static struct pw_stream *connect(const char *name, const char *target, enum spa_
 
 static void on_signal(void *data, int sig) { (void)data; (void)sig; quit(); }
 static void on_timeout(void *data, uint64_t expirations) { (void)data; (void)expirations; quit(); }
+static struct spa_source *stdin_source;
 static void on_stdin(void *data, int fd, uint32_t mask)
 {
 	(void)data;
 	char buf[256];
-	if ((mask & (SPA_IO_HUP | SPA_IO_ERR)) || read(fd, buf, sizeof buf) <= 0) quit();
+	if ((mask & (SPA_IO_HUP | SPA_IO_ERR)) || read(fd, buf, sizeof buf) <= 0) {
+		if (stdin_source) pw_loop_destroy_source(pw_main_loop_get_loop(m.loop), stdin_source);
+		stdin_source = NULL;
+		quit();
+	}
 }
 
 static int cmp64(const void *a, const void *b)
@@ -247,7 +294,8 @@ static int cmp64(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: pwmonitor [--target NODE] [--raw FILE|--wav FILE] [--threshold N] [--gap-ms MS]\n"
-			"                 [--duration S] [--count N] [--calibrate N] [--cycles] [--passive]\n");
+			"                 [--duration S] [--count N] [--calibrate N] [--cycles] [--passive]\n"
+			"                 [--stall MS [--stall-count N]]\n");
 	exit(2);
 }
 
@@ -268,10 +316,13 @@ int main(int argc, char *argv[])
 		else if (!strcmp(a, "--gap-ms")) gap_ms = atof(v);
 		else if (!strcmp(a, "--duration")) duration = atof(v);
 		else if (!strcmp(a, "--count")) m.count = atol(v);
+		else if (!strcmp(a, "--stall")) m.stall_ms = atof(v);
+		else if (!strcmp(a, "--stall-count")) m.stall_count = atoi(v);
 		else if (!strcmp(a, "--calibrate")) m.calibrate = atoi(v) < MAX_CAL ? atoi(v) : MAX_CAL;
 		else usage();
 		i++;
 	}
+	if (m.stall_ms > 0 && m.stall_count == 0) m.stall_count = 1;
 	m.gap_frames = (uint32_t)(gap_ms * RATE / 1000);
 	m.silent = m.gap_frames;
 	if (raw || wav) {
@@ -288,7 +339,7 @@ int main(int argc, char *argv[])
 	pw_loop_add_signal(l, SIGINT, on_signal, NULL);
 	pw_loop_add_signal(l, SIGTERM, on_signal, NULL);
 	struct stat st0;
-	if (fstat(0, &st0) == 0 && S_ISFIFO(st0.st_mode)) pw_loop_add_io(l, 0, SPA_IO_IN | SPA_IO_HUP | SPA_IO_ERR, false, on_stdin, NULL);
+	if (fstat(0, &st0) == 0 && S_ISFIFO(st0.st_mode)) stdin_source = pw_loop_add_io(l, 0, SPA_IO_IN | SPA_IO_HUP | SPA_IO_ERR, false, on_stdin, NULL);
 	if (duration > 0) {
 		struct spa_source *timer = pw_loop_add_timer(l, on_timeout, NULL);
 		struct timespec ts = { (time_t)duration, (long)((duration - (time_t)duration) * 1e9) };
@@ -297,12 +348,14 @@ int main(int argc, char *argv[])
 	m.capture = connect("pwmonitor", target, SPA_DIRECTION_INPUT, &capture_events, &m.capture_listener);
 	if (m.calibrate) m.playback = connect("pwmonitor-calibration", target, SPA_DIRECTION_OUTPUT, &playback_events,
 					      &m.playback_listener);
+	late_init(l, m.capture);
 	pw_main_loop_run(m.loop);
 
 	if (m.playback) pw_stream_destroy(m.playback);
 	pw_stream_destroy(m.capture); /* stops the data thread's callbacks before we read m */
-	printf("cycles %llu quantum %u %u frames %llu\n", (unsigned long long)m.cycles, m.qmin, m.qmax,
-	       (unsigned long long)m.frames);
+	long late = late_finish();
+	printf("cycles %llu quantum %u %u frames %llu late %ld\n", (unsigned long long)m.cycles, m.qmin, m.qmax,
+	       (unsigned long long)m.frames, late);
 	int status = 0;
 	if (m.calibrate) {
 		int n = m.played < m.measured ? m.played : m.measured;

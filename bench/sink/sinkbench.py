@@ -67,12 +67,14 @@ class Bench:
         lat, missed = [], 0
         self.heard = []                           # the events' onsets (ns, frame in the dump)
         self.heard_events = []                    # which event (0…n-1) each onset belongs to
+        self.requested = []                       # each event's request time (ns)
         nxt = max(now_ns(), start)
         for k in range(n):
             if k == 5 and missed == 5:
                 return lat, missed + (n - k)      # not heard at all: do not wait out every event
             wait_for(lambda: now_ns() >= nxt, 10, "the next event time", step=0.001)
             t0, finish = request()
+            self.requested.append(t0)
             o = mon.wait_onset(t0, heard_timeout) if t0 is not None else None
             if finish:
                 finish()
@@ -116,6 +118,10 @@ class Bench:
         else:
             mon = Monitor(self.a.monitor, rig, raw=raw)
             self.started.append(mon)
+            # A second, independent probe: a click that one probe alone has damaged is that probe's loss
+            # (docs/PERFORMANCE.md, "Two probes"), not the sink's.
+            mon2 = Monitor(self.a.monitor, rig, raw=os.path.join(rig.dir, label + "-2.raw"))
+            self.started.append(mon2)
             d = Daemon(self.a.daemon, self.sounds, rig, ["--audio", "alsa", "--alsa-device", device], config=self.daemon_config())
             self.started.append(d)
             c = Client(d.socket)
@@ -153,36 +159,55 @@ class Bench:
         c.close()
         d.stop()
         closing = mon.stop()
+        if not self.a.passive_monitor:
+            mon2.stop()
         s = mon.samples()
         # Intact: the measured events' clicks (not the warm-up's), each bit-exact and followed by silence.
         # Unchecked: a passive capture ends with the graph, so the last click's trailing silence may not be in
         # it; and a click that differs where the probe missed cycles (its dump has silence there, whatever the
         # sink played) says nothing about the sink.
-        unchecked, probe_missed, damage, unreported = 0, 0, [], 0
+        unchecked, probe_missed, probe_alone, damage, unreported = 0, 0, 0, [], 0
         heard_voices = {asked[k] for k in self.heard_events}
-        for (_, fr), k in zip(self.heard, self.heard_events):
+        for (o_ns, fr), k in zip(self.heard, self.heard_events):
             why = click_at(s, fr, self.ref, 480)
             if why == "the capture ends before the click does":
                 unchecked += 1
             elif why and mon.missed(fr, len(self.ref) + 480):
                 unchecked += 1
                 probe_missed += 1
+            elif why and not self.a.passive_monitor and self.intact_at(mon2, o_ns):
+                probe_alone += 1                  # intact at the other probe: the sink played it whole
             elif why:
                 damage.append("%s (%s)" % (why, damage_kind(s, fr, self.ref)))
                 unreported += asked[k] not in failed
         intact = len(self.heard) - len(damage) - unchecked
-        # Not heard at all: reported or not.
-        lost_unreported = sum(1 for v in asked if v is not None and v not in heard_voices and v not in failed)
+        # Not heard at the first probe: heard at the second (that probe's loss), or not at all, reported or not.
+        heard_second = set()
+        if not self.a.passive_monitor:
+            for k, t0 in enumerate(self.requested):
+                t1 = self.requested[k + 1] if k + 1 < len(self.requested) else float("inf")
+                if k not in self.heard_events and t0 is not None and any(t0 <= o[0] < t1 for o in mon2.onsets):
+                    heard_second.add(asked[k])
+        lost_unreported = sum(1 for v in asked if v is not None and v not in heard_voices and v not in heard_second
+                              and v not in failed)
         os.unlink(mon.raw)
+        if not self.a.passive_monitor:
+            os.unlink(mon2.raw)
         keys = ("latency_p50_us", "latency_p99_us", "frames_ahead_p50", "frames_ahead_max", "xruns", "period_frames",
                 "buffer_frames")
         return dict(dist(lat), missed=missed, warmup_lost=warmup_lost, intact=intact, unchecked=unchecked, clicks=len(self.heard), onsets=len(mon.onsets),
                     damaged=len(damage), holes=sum(1 for d in damage if d.endswith("(hole)")),
                     damaged_unreported=unreported, not_heard_unreported=lost_unreported,
-                    sound_failed=len(failed & set(asked)), probe_missed=probe_missed,
+                    sound_failed=len(failed & set(asked)), probe_missed=probe_missed, probe_alone=probe_alone,
+                    heard_at_second_only=len(heard_second),
                     first_damage=damage[0] if damage else None, after_gap=mon.after_gap, gaps=len(mon.gaps),
                     quantum=self.quantum(closing),
                     daemon={k: engine.get(k) for k in keys})
+
+    def intact_at(self, mon, onset_ns):
+        """Whether probe mon has the click whose onset was at onset_ns bit-exact (its own onset within 1 ms)."""
+        o = [x for x in mon.onsets if abs(x[0] - onset_ns) < 1_000_000]
+        return bool(o) and click_at(mon.samples(), o[0][1], self.ref, 480) is None
 
     def daemon_config(self):
         """tabbard's config file for the run: only what --idle-stop-ms sets (None: no file, the defaults)."""
@@ -351,9 +376,13 @@ def table(res):
                 if d.get("unchecked"):
                     extra += " (%d unchecked: %d where the probe missed cycles, the rest where the capture ended first)" % (
                         d["unchecked"], d.get("probe_missed", 0))
+                if d.get("probe_alone"):
+                    extra += ", %d damaged at one probe only (intact at the other: that probe's loss)" % d["probe_alone"]
                 if d.get("damaged"):
                     extra += ", damaged %d (%d holes), %d of them without sound.failed" % (
                         d["damaged"], d.get("holes", 0), d.get("damaged_unreported", 0))
+                if d.get("heard_at_second_only"):
+                    extra += ", %d heard at the second probe only" % d["heard_at_second_only"]
                 if d.get("not_heard_unreported"):
                     extra += ", %d not heard and not reported" % d["not_heard_unreported"]
                 if d.get("after_gap"):

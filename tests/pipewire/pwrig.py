@@ -109,6 +109,8 @@ class Monitor:
     """pwmonitor on the rig's sink: onsets (CLOCK_MONOTONIC ns, frame in the dump) as they happen,
     the captured samples in `raw` (S16_LE stereo) once stopped."""
 
+    LATE_SPAN = 1024      # frames after a `late at` frame that may lack a cycle (up to a 1024-frame quantum)
+
     def __init__(self, binary, rig, raw=None, extra=()):
         self.raw = raw
         argv = [binary] + (["--raw", raw] if raw else []) + list(extra)
@@ -119,12 +121,19 @@ class Monitor:
         self.gaps = []
         self.gap_spans = []   # (first frame in the dump, frames): cycles the probe missed, silence in the dump
         self.after_gap = 0    # onsets in the first buffer after a gap (their cycle's time derived from it)
+        self.late = []        # dump frames near which PipeWire completed a cycle without this probe (late.c)
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         wait_for(lambda: self.ready or self.proc.poll() is not None, 30, "the monitor stream to capture")
         if not self.ready:
             raise RuntimeError("pwmonitor exited: " + self.proc.stderr.read())
+
+    @property
+    def watching(self):
+        """Whether the probe follows PipeWire's profiler, i.e. reports its late cycles (late.c)."""
+        with self.lock:
+            return "watching profiler" in self.lines
 
     @property
     def ready(self):
@@ -144,6 +153,11 @@ class Monitor:
                     self.gaps.append(int(parts[1]))
                     if len(parts) >= 4 and parts[2] == "at":
                         self.gap_spans.append((int(parts[3]), int(parts[1])))
+                elif parts[:2] == ["late", "at"] and len(parts) >= 3:
+                    # a cycle PipeWire completed without this probe (bench/pwmonitor/late.c): the buffers from
+                    # that frame on may lack a cycle of the sink's output, with nothing in the dump to show it
+                    self.late.append(int(parts[2]))
+                    self.gap_spans.append((int(parts[2]), self.LATE_SPAN))
 
     def onsets_after(self, t0):
         with self.lock:
@@ -177,10 +191,28 @@ class Monitor:
 
     def samples(self):
         """The dump as an array of int16, interleaved stereo."""
-        a = array.array("h")
-        with open(self.raw, "rb") as f:
-            a.frombytes(f.read())
-        return a
+        if getattr(self, "_samples", None) is None:
+            a = array.array("h")
+            with open(self.raw, "rb") as f:
+                a.frombytes(f.read())
+            self._samples = a
+        return self._samples
+
+    def frame_at(self, ns):
+        """The dump frame that CLOCK_MONOTONIC time ns falls on, from the onset nearest to it in time (the dump
+        keeps the driver's timeline: missed cycles are filled with silence), or None without any onset."""
+        with self.lock:
+            if not self.onsets:
+                return None
+            o_ns, o_fr = min(self.onsets, key=lambda o: abs(o[0] - ns))
+        return max(0, o_fr + (ns - o_ns) * RATE // 1_000_000_000)
+
+    def blind(self, t0, t1):
+        """Whether the probe missed cycles between times t0 and t1 (ns), or cannot tell."""
+        f0, f1 = self.frame_at(t0), self.frame_at(t1)
+        if f0 is None or f1 is None:
+            return True
+        return self.missed(f0, max(0, f1 - f0))
 
 
 def wav_frames(path):
@@ -214,6 +246,43 @@ def damage_kind(samples, frame, expected_stereo):
             return "lost"
         holes, j = holes + 1, j + gap
     return "hole" if holes else None
+
+
+def judge(monitors, t0, t1, expected_stereo, silence_after):
+    """One click at the sink, requested at t0 (ns; t1: the next request), as two or more independent probes saw it.
+    The sink's output is the same for every probe, so what they disagree on is a probe's, not the sink's: a probe
+    alone can lose a cycle without seeing a gap (issue 12's "rare missing quantum": docs/PERFORMANCE.md, "Two
+    probes"). Returns (verdict, onset ns or None, detail):
+      'intact'    some probe has the click bit-exact and followed by silence
+      'hole'/'lost' (damage_kind) every probe that heard it has it damaged, and one where it missed no cycle;
+                  another probe agrees: damaged where it missed none either, or with the very same first difference
+      'unchecked' damaged only where probes missed cycles, or in one probe with nothing to confirm it
+      'unheard'   no probe has an onset, and none was blind meanwhile (a click to be reported with sound.failed)
+      'blind'     no probe has an onset, and one missed cycles then (the probes cannot tell)
+    """
+    seen, onset = [], None
+    for m in monitors:
+        o = [x for x in m.onsets if t0 <= x[0] < t1]
+        if not o:
+            continue
+        ns, fr = o[0]
+        onset = ns if onset is None else onset
+        why = click_at(m.samples(), fr, expected_stereo, silence_after)
+        gap = m.missed(fr, len(expected_stereo) + silence_after)
+        seen.append((why, gap, damage_kind(m.samples(), fr, expected_stereo) if why else None))
+    if not seen:
+        return ("blind" if any(m.blind(t0, min(t1, t0 + 3_000_000_000)) for m in monitors) else "unheard"), None, None
+    if any(why is None for why, _, _ in seen):
+        disagree = [why for why, gap, _ in seen if why is not None and not gap]
+        return "intact", onset, ("a probe alone: %s" % disagree[0]) if disagree else None
+    clean = [(why, kind) for why, gap, kind in seen if not gap]
+    if not clean:
+        return "unchecked", onset, seen[0][0]
+    why, kind = clean[0]
+    others = [w for w, gap, _ in seen if not gap][1:] + [w for w, gap, _ in seen if gap and w == why]
+    if len(monitors) > 1 and not others:
+        return "unchecked", onset, why
+    return kind, onset, why
 
 
 def click_at(samples, frame, expected_stereo, silence_after):

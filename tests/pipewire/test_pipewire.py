@@ -15,7 +15,11 @@ What a person would notice, checked at the sink:
 * AutoBeforeServer: `--audio auto` started before the server switches to it: a click requested 1 s after the
   server comes up is heard.
 * PulseNoSessionManager: through PulseAudio's ALSA plugin with no session manager (none at start; WirePlumber
-  killed while playing): the daemon comes up, clicks are refused saying why, and SIGTERM stops it.
+  killed while playing, a click in flight): the daemon comes up, every click accepted as WirePlumber goes is
+  heard or reported, clicks are then refused saying why, and SIGTERM stops it.
+* ProbeLate: a probe made late reports the cycles PipeWire completed without it (bench/pwmonitor/late.c).
+* TwoProbes: the rule the others judge clicks by (pwrig.judge): two probes capture the sink's monitor, and what
+  one alone lacks is that probe's loss, not the sink's (issue 12's "rare missing quantum").
 * PulsePlugin: through PulseAudio's ALSA plugin (`rig_pulse` → pipewire-pulse) no click gets silence inserted
   into it (the server-side hole of a late refill, which nobody reports) and every accepted click is heard or
   reported. Clicks that differ where the probe missed cycles are not judged (the dump has silence there).
@@ -29,11 +33,12 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import Client, Daemon, Monitor, Rig, click_at, damage_kind, run_tests, wait_for, wav_frames  # noqa: E402
+from pwrig import Client, Daemon, Monitor, Rig, judge, run_tests, wait_for, wav_frames  # noqa: E402
 
 DAEMON = SOUNDS = RIG = MONITOR = None
 CLICKS = 23                 # the issue's count (0 of 23 intact at min-quantum 1024 before the fix)
@@ -64,6 +69,7 @@ class RigCase(unittest.TestCase):
         self.rig = Rig(RIG, self.RIG_OPTIONS)
         self.daemon = None
         self.monitor = None
+        self.second = None        # a second, independent probe: what only one probe sees is the probe's (judge)
         self.clients = []
 
     def tearDown(self):
@@ -72,8 +78,9 @@ class RigCase(unittest.TestCase):
         if self.daemon is not None:
             rc = self.daemon.stop()
             self.assertEqual(rc, 0, "tabbard did not exit 0 on SIGTERM; its log:\n" + self.daemon.log()[-3000:])
-        if self.monitor is not None:
-            self.monitor.stop()
+        for m in (self.monitor, self.second):
+            if m is not None:
+                m.stop()
         self.rig.stop()
         if not os.environ.get("KEEP_RIG"):   # KEEP_RIG=1 keeps the logs and the capture for a look
             shutil.rmtree(self.rig.dir, ignore_errors=True)
@@ -83,6 +90,26 @@ class RigCase(unittest.TestCase):
     def start_rig(self):
         self.rig.start()
         self.monitor = Monitor(MONITOR, self.rig, raw=os.path.join(self.rig.dir, "capture.raw"))
+        self.second = Monitor(MONITOR, self.rig, raw=os.path.join(self.rig.dir, "capture2.raw"))
+
+    def heard(self, t0, timeout=HEARD_TIMEOUT):
+        """The first onset at or after t0 at either probe, or None after timeout seconds."""
+        try:
+            return wait_for(lambda: next(iter(self.monitor.onsets_after(t0) + self.second.onsets_after(t0)), None),
+                            timeout, "an onset", step=0.002)
+        except TimeoutError:
+            return None
+
+    def judged(self, asked):
+        """Stops both probes and judges every click requested at the times in asked: {verdict: [(k, detail)]}."""
+        self.monitor.stop()
+        self.second.stop()
+        ref, out = expected_click(), {}
+        for k, t0 in enumerate(asked):
+            t1 = asked[k + 1] if k + 1 < len(asked) else float("inf")
+            verdict, _, detail = judge((self.monitor, self.second), t0, t1, ref, SILENCE_AFTER)
+            out.setdefault(verdict, []).append((k, detail))
+        return out
 
     def start_daemon(self, *args, device="rig"):
         self.daemon = Daemon(DAEMON, SOUNDS, self.rig, ["--alsa-device", device] + list(args))
@@ -101,30 +128,28 @@ class BitExact:
     """Mixed into a RigCase: CLICKS clicks, each one intact at the sink."""
 
     def test_clicks_bit_exact(self):
+        """Two probes judge each click (pwrig.judge): a click counts damaged only when a probe has it damaged where
+        it missed no cycle and the other confirms it. (One probe alone lost a quantum of intact clicks, no gap.)"""
         self.start_rig()
         c = self.start_daemon("--audio", "alsa")
-        heard, missing = [], 0
+        asked = []
         for _ in range(CLICKS):
             voice, t0 = self.play(c)
             self.assertIsNotNone(voice, "sound.play was refused on a running PipeWire")
-            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
-            if o is None:
-                missing += 1
-                continue
-            heard.append(o)
-            after_click(o[0])
+            asked.append(t0)
+            o = self.heard(t0)
+            if o is not None:
+                after_click(o[0])
         # The last click's silence is at the sink too before the capture stops.
         engine = c.call("stats.get")["audio"]["engine"]
-        self.monitor.stop()
-        samples = self.monitor.samples()
-        ref = expected_click()
-        broken = [(fr, why) for _, fr in heard for why in [click_at(samples, fr, ref, SILENCE_AFTER)] if why]
-        onsets = len(self.monitor.onsets)
-        intact = len(heard) - len(broken)
-        self.assertTrue(intact == CLICKS and onsets == CLICKS,
-                        "%d of %d clicks intact at the sink (%d not heard, %d onsets for %d clicks; daemon xruns %s); "
-                        "first damage: %s" % (intact, CLICKS, missing, onsets, CLICKS, engine.get("xruns"),
-                                              broken[0][1] if broken else "none"))
+        v = self.judged(asked)
+        intact = len(v.get("intact", []))
+        self.assertEqual(v.get("unheard", []), [], "clicks accepted and never heard (daemon xruns %s)" % engine.get("xruns"))
+        damaged = v.get("hole", []) + v.get("lost", [])
+        self.assertEqual(damaged, [], "clicks damaged at the sink (both probes): %d of %d intact; daemon xruns %s"
+                         % (intact, CLICKS, engine.get("xruns")))
+        self.assertGreaterEqual(intact, CLICKS // 2, "too few clicks checked: the probes missed cycles in %s"
+                                % (v.get("unchecked", []) + v.get("blind", [])))
 
     def test_the_first_click_and_the_one_after_idle(self):
         """A click asked for as soon as the socket answers arrives while the audio thread is still measuring the
@@ -139,16 +164,14 @@ class BitExact:
                          "the stream's idle stop")
             voice, t0 = self.play(c)
             self.assertIsNotNone(voice, "sound.play was refused on a running PipeWire")
-            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            o = self.heard(t0)
             self.assertIsNotNone(o, "click %d (%s) not heard; log:\n%s" % (i, ("at start-up", "after idle")[i],
                                                                           self.daemon.log()[-2000:]))
-            heard.append(o)
+            heard.append(t0)
             after_click(o[0])
-        self.monitor.stop()
-        samples = self.monitor.samples()
-        ref = expected_click()
-        for (_, fr), what in zip(heard, ("at start-up", "after idle")):
-            self.assertIsNone(click_at(samples, fr, ref, SILENCE_AFTER), "the click %s is damaged" % what)
+        v = self.judged(heard)
+        for verdict in ("hole", "lost"):
+            self.assertEqual(v.get(verdict, []), [], "damaged at the sink (0: at start-up, 1: after idle)")
 
 
 class Quantum256(BitExact, RigCase):
@@ -242,37 +265,28 @@ class PulsePlugin(RigCase):
         self.start_rig()
         c = self.start_daemon("--audio", "alsa", device="rig_pulse")
         c.call("subscribe")
-        heard, unheard = [], []
+        asked, voices = [], []
         for _ in range(CLICKS):
             voice, t0 = self.play(c)
             self.assertIsNotNone(voice, "sound.play was refused through PulseAudio's plugin")
-            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
-            if o is None:
-                unheard.append(voice)
-                continue
-            heard.append((voice, o))
-            after_click(o[0])
-        for voice in unheard:
-            c.wait_event(lambda e: e.get("method") == "sound.failed" and e["params"].get("voice") == voice,
-                         FAILED_TIMEOUT, "sound.failed for voice %s, accepted and never heard" % voice)
+            asked.append(t0)
+            voices.append(voice)
+            o = self.heard(t0)
+            if o is not None:
+                after_click(o[0])
         engine = c.call("stats.get")["audio"]["engine"]
-        self.monitor.stop()
-        samples = self.monitor.samples()
-        ref = expected_click()
-        holes, lost, checked = [], [], 0
-        for voice, (_, fr) in heard:
-            why = click_at(samples, fr, ref, SILENCE_AFTER)
-            if why and self.monitor.missed(fr, len(ref) + SILENCE_AFTER):
-                continue                   # the probe missed cycles there: not judged
-            checked += 1
-            if why:
-                (holes if damage_kind(samples, fr, ref) == "hole" else lost).append((voice, why))
-        self.assertGreaterEqual(checked, CLICKS // 2, "too few clicks checked: the probe missed cycles in %d of %d"
-                                % (len(heard) - checked, len(heard)))
-        self.assertEqual(holes, [], "silence inserted into clicks at the sink (daemon xruns %s)" % engine.get("xruns"))
-        # Frames missing at the sink without a hole, a probe gap or a server underrun: seen once in ~250 clicks on
-        # a loaded machine (AUDIO.md, the residual); more than one is not that.
-        self.assertLessEqual(len(lost), 1, "clicks with frames missing at the sink: %s" % lost)
+        v = self.judged(asked)
+        for k, _ in v.get("unheard", []):
+            c.wait_event(lambda e: e.get("method") == "sound.failed" and e["params"].get("voice") == voices[k],
+                         FAILED_TIMEOUT, "sound.failed for voice %s, accepted and never heard" % voices[k])
+        checked = len(v.get("intact", [])) + len(v.get("hole", [])) + len(v.get("lost", []))
+        self.assertGreaterEqual(checked, CLICKS // 2, "too few clicks checked: the probes missed cycles in %s"
+                                % (v.get("unchecked", []) + v.get("blind", [])))
+        self.assertEqual(v.get("hole", []), [], "silence inserted into clicks at the sink (both probes; daemon "
+                         "xruns %s)" % engine.get("xruns"))
+        # Frames missing at the sink without a hole, seen by both probes where neither missed a cycle: none was
+        # seen in issue 12's runs once two probes judged (the one-probe losses were the probe's: judge).
+        self.assertEqual(v.get("lost", []), [], "clicks with frames missing at the sink (both probes)")
 
 
 class PulseNoSessionManager(RigCase):
@@ -303,11 +317,13 @@ class PulseNoSessionManager(RigCase):
         self.assertIsNotNone(self.monitor.wait_onset(t0, HEARD_TIMEOUT), "a click before WirePlumber goes")
         wp = self.rig.pid("wireplumber")
         self.assertIsNotNone(wp, "the rig records WirePlumber's PID")
+        # A click in flight as WirePlumber goes: the stream stops taking data (its node leaves the graph, AUDIO.md
+        # "What is left" (4)), so it is heard, or still queued and reported by the stream-progress check.
+        accepted = [self.play(c)]
         os.kill(wp, signal.SIGKILL)
         wait_for(lambda: not os.path.exists("/proc/%d" % wp) or open("/proc/%d/stat" % wp).read().split()[2] == "Z",
                  10, "WirePlumber to be gone")
-        # Soon clicks are refused with the reason. (An accepted click meanwhile may be lost unreported: the
-        # unlinked stream can stay scheduled and consume it — AUDIO.md, "What is left".)
+        # Soon clicks are refused with the reason; every one accepted meanwhile is heard or reported.
         deadline = time.monotonic() + 60
         why = None
         while why is None:
@@ -317,11 +333,117 @@ class PulseNoSessionManager(RigCase):
             if "error" in m:
                 why = m["error"].get("message", "")
                 break
-            o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+            accepted.append((m["result"]["voice"], t0))
+            o = self.heard(t0)
             if o is not None:
                 after_click(o[0])
         self.assertIn("session manager", why, "the reason says what is true: %r" % why)
+        for k, (voice, t0) in enumerate(accepted):
+            t1 = accepted[k + 1][1] if k + 1 < len(accepted) else float("inf")
+            if voice is None or any(t0 <= o[0] < t1 for m in (self.monitor, self.second) for o in m.onsets_after(t0)):
+                continue
+            c.wait_event(lambda e: e.get("method") == "sound.failed" and e["params"].get("voice") == voice,
+                         FAILED_TIMEOUT, "sound.failed for voice %s, accepted as WirePlumber went and never heard"
+                         % voice)
         # tearDown: SIGTERM stops it (exit 0 within 20 s) although a call into the plugin is still waiting
+
+
+def FakeProbe(onsets, samples, gap_spans=()):
+    """A Monitor with no process behind it: its onsets (ns, frame), its dump, the frames where it missed cycles."""
+    m = Monitor.__new__(Monitor)
+    m.onsets, m._samples, m.gap_spans, m.lock = list(onsets), samples, list(gap_spans), threading.Lock()
+    return m
+
+
+class TwoProbes(unittest.TestCase):
+    """pwrig.judge, the rule the real-path tests and sinkbench judge clicks by (no rig needed). What was seen in
+    issue 12's runs: one probe's dump lacked frames 256–511 of a click, with no gap reported, while a second probe
+    at the same sink had it intact — a probe's loss, which a single probe counted as a click damaged at the sink."""
+
+    def dump(self, click, at=1000, drop=None):
+        """A stereo dump with the click at frame `at` (drop: (first, n) frames of it missing, the rest moved up)."""
+        frames = [(0, 0)] * at + list(click)
+        if drop is not None:
+            first, n = drop
+            frames = frames[:at + first] + frames[at + first + n:]
+        frames += [(0, 0)] * 2000
+        a = [x for f in frames for x in f]
+        return a
+
+    def test_a_quantum_one_probe_alone_lacks_is_the_probe_s(self):
+        click = expected_click()
+        whole = FakeProbe([(5_000, 1000)], self.dump(click))
+        lacking = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)))
+        verdict, onset, detail = judge((lacking, whole), 0, 10_000, click, SILENCE_AFTER)
+        self.assertEqual((verdict, onset), ("intact", 5_000))
+        self.assertIn("a probe alone", detail)
+
+    def test_damage_both_probes_see_is_the_sink_s(self):
+        click = expected_click()
+        a = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)))
+        b = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)))
+        self.assertEqual(judge((a, b), 0, 10_000, click, SILENCE_AFTER)[0], "lost")
+
+    def test_damage_where_a_probe_missed_cycles_is_not_judged(self):
+        click = expected_click()
+        a = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)), gap_spans=[(1256, 256)])
+        b = FakeProbe([(5_000, 1000)], self.dump(click, drop=(256, 256)), gap_spans=[(1300, 256)])
+        self.assertEqual(judge((a, b), 0, 10_000, click, SILENCE_AFTER)[0], "unchecked")
+        self.assertEqual(judge((a,), 0, 10_000, click, SILENCE_AFTER)[0], "unchecked")
+
+    def test_the_same_damage_at_a_probe_that_missed_cycles_confirms_it(self):
+        """Under heavy load (a real underrun) both probes had a click with silence at frame 384, one of them
+        where it also missed cycles: the same first difference in both is the sink's."""
+        click = expected_click()
+        hole = [(0, 0)] * 128
+        a = FakeProbe([(5_000, 1000)], self.dump(click[:384] + hole + click[384:]))
+        b = FakeProbe([(5_000, 1000)], self.dump(click[:384] + hole + click[384:]), gap_spans=[(1600, 256)])
+        self.assertEqual(judge((a, b), 0, 10_000, click, SILENCE_AFTER)[0], "hole")
+        other = FakeProbe([(5_000, 1000)], self.dump(click, drop=(0, 256)), gap_spans=[(1000, 0)])
+        self.assertEqual(judge((a, other), 0, 10_000, click, SILENCE_AFTER)[0], "unchecked")
+
+    def test_unheard_unless_a_probe_was_blind(self):
+        click = expected_click()
+        # Requested at 0 and not heard; the probes heard the next click at 1 s, 48,000 frames into their dumps.
+        later = [(1_000_000_000, 48_000)]
+        quiet = FakeProbe(later, self.dump(click, at=48_000))
+        self.assertEqual(judge((quiet, quiet), 0, 500_000_000, click, SILENCE_AFTER)[0], "unheard")
+        blind = FakeProbe(later, self.dump(click, at=48_000), gap_spans=[(2_000, 4096)])
+        self.assertEqual(judge((quiet, blind), 0, 500_000_000, click, SILENCE_AFTER)[0], "blind")
+        elsewhere = FakeProbe(later, self.dump(click, at=48_000), gap_spans=[(40_000, 256)])
+        self.assertEqual(judge((quiet, elsewhere), 0, 500_000_000, click, SILENCE_AFTER)[0], "unheard",
+                         "a gap after the click's window does not excuse it")
+
+
+class ProbeLate(RigCase):
+    """The probe itself (bench/pwmonitor). PipeWire makes the sink wait for a slow capture, but when a cycle is not
+    complete by the driver's next timer it completes it without the capture, and the sink's monitor hands on its
+    next output while the capture has not taken the previous one: a quantum the probe can lose with no gap in its
+    stream (issue 12's rare missing quantum; docs/PERFORMANCE.md, "Two probes", run 8). pwmonitor reads
+    PipeWire's profiler and reports every cycle completed without it (`late at FRAME`, late.c), so a click
+    there is not judged on that probe. Here one probe sleeps 8 ms (1.5 cycles of 256 frames) in its data thread
+    after each buffer holding an onset: every such click must be reported. Before late.c nothing was."""
+    RIG_OPTIONS = ("--force-quantum", "256")
+
+    def test_a_cycle_completed_without_the_probe_is_reported(self):
+        self.start_rig()
+        late = Monitor(MONITOR, self.rig, extra=["--stall", "8", "--stall-count", "3"])
+        try:
+            c = self.start_daemon("--audio", "alsa")
+            for _ in range(3):
+                voice, t0 = self.play(c)
+                self.assertIsNotNone(voice, "sound.play was refused on a running PipeWire")
+                o = self.heard(t0)
+                self.assertIsNotNone(o, "the click was heard")
+                after_click(o[0])
+        finally:
+            late.stop()
+        self.assertTrue(late.watching, "pwmonitor follows PipeWire's profiler (module-profiler)")
+        self.assertEqual(len(late.onsets), 3, "the stalled probe heard the 3 clicks: %s" % late.onsets)
+        for ns, fr in late.onsets:
+            self.assertTrue(late.missed(fr, len(expected_click()) + SILENCE_AFTER),
+                            "the cycles completed while the probe slept after the onset at frame %d are reported "
+                            "(late at %s)" % (fr, late.late))
 
 
 class AutoBeforeServer(RigCase):
