@@ -111,13 +111,14 @@ pipewire-deps: deps
 ## and at min-quantum 1024, no accepted click lost without sound.failed across a server restart, `auto`
 ## switching over once the server is up, and through PulseAudio's ALSA plugin (rig_pulse → pipewire-pulse)
 ## no click with silence inserted into it, no hang when no session manager links its stream, and every click
-## heard or reported when the session manager dies. Two probes judge each click (TwoProbes: the rule itself), and
+## heard or reported when the session manager dies. Two probes judge each click (tests/pipewire/test_judge.py: the rule itself), and
 ## a probe reports the cycles PipeWire completed without it (ProbeLate).
 PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
   --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
 test-pipewire: pipewire-deps .build/bench/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
-	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager TwoProbes ProbeLate
+	python3 tests/pipewire/test_judge.py
+	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager ProbeLate
 
 ## rtkit-deps: what tests/rtkit needs (rtkit-daemon, polkitd, dbus-daemon, dbus-send, setpriv/prlimit/unshare)
 rtkit-deps: deps
