@@ -146,8 +146,9 @@ class BitExact:
         intact = len(v.get("intact", []))
         self.assertEqual(v.get("unheard", []), [], "clicks accepted and never heard (daemon xruns %s)" % engine.get("xruns"))
         damaged = v.get("hole", []) + v.get("lost", [])
-        self.assertEqual(damaged, [], "clicks damaged at the sink (both probes): %d of %d intact; daemon xruns %s"
-                         % (intact, CLICKS, engine.get("xruns")))
+        self.assertEqual(damaged, [], "clicks damaged at the sink (both probes): %d of %d intact; daemon xruns %s, "
+                         "pull_frames %s; its log:\n%s" % (intact, CLICKS, engine.get("xruns"), engine.get("pull_frames"),
+                                                          self.daemon.log()[-3000:]))
         self.assertGreaterEqual(intact, CLICKS // 2, "too few clicks checked: the probes missed cycles in %s"
                                 % (v.get("unchecked", []) + v.get("blind", [])))
 
