@@ -215,23 +215,37 @@ extension ReliabilityTests {
             seq = try #require(try c.call("tab.select", #"{"tab":"\#(tabs[k % 3])"}"#)["result"]?["seq"]?.intValue)
         }
         try FileManager.default.removeItem(atPath: stateDir)
-        for k in 0..<5 {
-            let r = try c.call("badge.set", #"{"tab":"\#(tabs[k % 3])","count":\#(k + 1)}"#)
-            seq = try #require(r["result"]?["seq"]?.intValue, "acknowledged: \(r)")
-        }
+        seq = try Self.setFiveBadges(c)
         #expect(try c.call("stats.get")["result"]?["journal"]?["error"] == .null)
         #expect(FileManager.default.fileExists(atPath: stateDir + "/state.json"))
         d.kill9()
         #expect(d.readStderr().contains("The state's files were deleted or replaced while serving"))
+        _ = try Self.restartedState(dir: dir, args: args, seq: seq)
+    }
+
+    /// Five acknowledged `badge.set` (chat 1, me 2, home 3, chat 4, me 5); returns the last seq.
+    static func setFiveBadges(_ c: RawClient) throws -> Int {
+        let tabs = ["chat", "me", "home"]
+        var seq = 0
+        for k in 0..<5 {
+            let r = try c.call("badge.set", #"{"tab":"\#(tabs[k % 3])","count":\#(k + 1)}"#)
+            seq = try #require(r["result"]?["seq"]?.intValue, "acknowledged: \(r)")
+        }
+        return seq
+    }
+
+    /// Restarts the daemon on `dir` and checks that it serves `seq` and the last badge of each
+    /// tab `setFiveBadges` set (chat 4, me 5, home 3); returns its `state.get` result.
+    static func restartedState(dir: String, args: [String], seq: Int) throws -> JSON? {
         let again = try startDaemon(dir: dir, extraArgs: args)
         defer { #expect(again.stop() == 0) }
         let s = try RawClient(path: again.socket).call("state.get")
         #expect(s["result"]?["seq"] == .int(seq))
-        guard case .array(let items)? = s["result"]?["state"]?["items"] else { Issue.record("no items: \(s)"); return }
-        // The last badge.set of each tab: chat 4, me 5, home 3.
+        guard case .array(let items)? = s["result"]?["state"]?["items"] else { Issue.record("no items: \(s)"); return nil }
         for (tab, count) in [("chat", 4), ("me", 5), ("home", 3)] {
             #expect(items.first { $0["id"] == .string(tab) }?["badge"]?["value"] == .int(count), "\(tab)")
         }
+        return s["result"]
     }
 }
 
@@ -255,22 +269,10 @@ extension ReliabilityTests {
             try bytes.write(to: URL(fileURLWithPath: path + ".restore"))
             #expect(rename(path + ".restore", path) == 0, "rename over \(path): \(String(cString: strerror(errno)))")
         }
-        var seq = 0
-        let tabs = ["chat", "me", "home"]
-        for k in 0..<5 {
-            let r = try c.call("badge.set", #"{"tab":"\#(tabs[k % 3])","count":\#(k + 1)}"#)
-            seq = try #require(r["result"]?["seq"]?.intValue, "acknowledged: \(r)")
-        }
+        let seq = try Self.setFiveBadges(c)
         d.kill9()
         #expect(d.readStderr().contains("The state's files were deleted or replaced while serving"))
-        let again = try startDaemon(dir: dir, extraArgs: args)
-        defer { #expect(again.stop() == 0) }
-        let s = try RawClient(path: again.socket).call("state.get")
-        #expect(s["result"]?["seq"] == .int(seq))
-        #expect(s["result"]?["state"]?["selected"] == .string("me"), "the selection acknowledged before the files were replaced")
-        guard case .array(let items)? = s["result"]?["state"]?["items"] else { Issue.record("no items: \(s)"); return }
-        for (tab, count) in [("chat", 4), ("me", 5), ("home", 3)] {
-            #expect(items.first { $0["id"] == .string(tab) }?["badge"]?["value"] == .int(count), "\(tab)")
-        }
+        let s = try Self.restartedState(dir: dir, args: args, seq: seq)
+        #expect(s?["state"]?["selected"] == .string("me"), "the selection acknowledged before the files were replaced")
     }
 }

@@ -117,6 +117,19 @@ class RigCase(unittest.TestCase):
         self.clients.append(c)
         return c
 
+    def play_clicks(self, c, where):
+        """CLICKS clicks, each once the previous one has passed the sink; returns (request times ns, voices)."""
+        asked, voices = [], []
+        for _ in range(CLICKS):
+            voice, t0 = self.play(c)
+            self.assertIsNotNone(voice, "sound.play was refused " + where)
+            asked.append(t0)
+            voices.append(voice)
+            o = self.heard(t0)
+            if o is not None:
+                after_click(o[0])
+        return asked, voices
+
     def play(self, c):
         """sound.play click; returns (voice or None when refused, request time ns)."""
         rid, t0 = c.send("sound.play", {"name": "click"})
@@ -132,14 +145,7 @@ class BitExact:
         it missed no cycle and the other confirms it. (One probe alone lost a quantum of intact clicks, no gap.)"""
         self.start_rig()
         c = self.start_daemon("--audio", "alsa")
-        asked = []
-        for _ in range(CLICKS):
-            voice, t0 = self.play(c)
-            self.assertIsNotNone(voice, "sound.play was refused on a running PipeWire")
-            asked.append(t0)
-            o = self.heard(t0)
-            if o is not None:
-                after_click(o[0])
+        asked, _ = self.play_clicks(c, "on a running PipeWire")
         # The last click's silence is at the sink too before the capture stops.
         engine = c.call("stats.get")["audio"]["engine"]
         v = self.judged(asked)
@@ -266,15 +272,7 @@ class PulsePlugin(RigCase):
         self.start_rig()
         c = self.start_daemon("--audio", "alsa", device="rig_pulse")
         c.call("subscribe")
-        asked, voices = [], []
-        for _ in range(CLICKS):
-            voice, t0 = self.play(c)
-            self.assertIsNotNone(voice, "sound.play was refused through PulseAudio's plugin")
-            asked.append(t0)
-            voices.append(voice)
-            o = self.heard(t0)
-            if o is not None:
-                after_click(o[0])
+        asked, voices = self.play_clicks(c, "through PulseAudio's plugin")
         engine = c.call("stats.get")["audio"]["engine"]
         v = self.judged(asked)
         for k, _ in v.get("unheard", []):
