@@ -47,14 +47,18 @@ public enum Envelope {
     }
 
     /// `decode`, throwing the rejection (what the server calls: no `Result` to copy through).
+    /// The envelope's members are read straight from the line (`readEnvelope`), their
+    /// values into `doc`'s tape.
     public static func read(_ line: UnsafeBufferPointer<UInt8>, into doc: JSONDocument,
                             maxDepth: Int = JSON.defaultMaxDepth) throws(Rejection) -> Request {
+        let members: JSONDocument.EnvelopeMembers?
         do {
-            try doc.parse(line, maxDepth: maxDepth)
+            members = try doc.readEnvelope(line, maxDepth: maxDepth)
         } catch {
             throw Rejection(id: .null, error: .parseError(error.description), silent: false)
         }
-        return try read(doc.root)
+        guard let members else { return try read(doc.root) }  // (not an object)
+        return try read(members, in: doc.tape)
     }
 
     /// `decode` into a document of its own.
@@ -75,15 +79,22 @@ public enum Envelope {
             throw Rejection(id: .null, error: .invalidRequest("A request must be a JSON object, not \(value.typeName)."), silent: false)
         }
         // One pass over the members (unknown envelope members are ignored).
-        var idValue: JSONValue?, method: JSONValue?, params: JSONValue?, version: JSONValue?
+        var members = JSONDocument.EnvelopeMembers()
         let doc = value.doc
         var k = value.index + 1
         for _ in 0..<Int(doc.tokens[value.index].count) {
-            let key = JSONValue(doc, k), v = JSONValue(doc, k + 1)
-            if key.isKey("id") { idValue = v } else if key.isKey("method") { method = v }
-            else if key.isKey("params") { params = v } else if key.isKey("jsonrpc") { version = v }
+            let key = JSONValue(doc, k)
+            if key.isKey("id") { members.id = k + 1 } else if key.isKey("method") { members.method = k + 1 }
+            else if key.isKey("params") { members.params = k + 1 } else if key.isKey("jsonrpc") { members.version = k + 1 }
             k = Int(doc.tokens[k + 1].next)
         }
+        return try read(members, in: doc)
+    }
+
+    /// The checks of the envelope, in order, on its members' values.
+    static func read(_ members: JSONDocument.EnvelopeMembers, in doc: JSONDocument.Tape) throws(Rejection) -> Request {
+        @inline(__always) func at(_ k: Int) -> JSONValue? { k >= 0 ? JSONValue(doc, k) : nil }
+        let idValue = at(members.id), method = at(members.method), params = at(members.params), version = at(members.version)
         var id: RequestID?
         if let i = idValue {
             // Kept as the id's text (a number's literal as given: see `RequestID`).

@@ -32,7 +32,7 @@ public final class JSONDocument: @unchecked Sendable {
         var tokenCount = 0
         var tokenCapacity: Int
     }
-    private let s: UnsafeMutablePointer<Storage>
+    let s: UnsafeMutablePointer<Storage>
 
     public var bytes: UnsafeMutableBufferPointer<UInt8> { @inline(__always) get { s.pointee.bytes } }
     public var count: Int { @inline(__always) get { s.pointee.count } }
@@ -75,6 +75,18 @@ public final class JSONDocument: @unchecked Sendable {
 
     /// Reads `text` (a copy is kept), replacing what the document held.
     public func parse(_ text: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) throws(JSONParseError) {
+        load(text)
+        do {
+            try Parser.parse(s, maxDepth: maxDepth)
+        } catch {
+            s.pointee.tokenCount = 0
+            throw error
+        }
+    }
+
+    /// Copies `text` in, replacing what the document held (no tokens yet).
+    @inline(__always)
+    func load(_ text: UnsafeBufferPointer<UInt8>) {
         // The copy is followed by zero bytes that end the parser's scans (`Parser.padding`).
         let needed = text.count + Parser.padding
         if needed > s.pointee.bytes.count {
@@ -87,12 +99,6 @@ public final class JSONDocument: @unchecked Sendable {
         (base + text.count).update(repeating: 0, count: Parser.padding)
         s.pointee.count = text.count
         s.pointee.tokenCount = 0
-        do {
-            try Parser.parse(s, maxDepth: maxDepth)
-        } catch {
-            s.pointee.tokenCount = 0
-            throw error
-        }
     }
 
     /// Parses a copy of `bytes`.

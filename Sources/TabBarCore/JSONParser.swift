@@ -31,11 +31,22 @@ extension JSONDocument {
         static func parse(_ s: UnsafeMutablePointer<Storage>, maxDepth: Int) throws(JSONParseError) {
             let p = UnsafePointer(s.pointee.bytes.baseAddress!), n = s.pointee.count
             var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0
-            var open = Open(k: -1, members: 0, isObject: false)
-            var depth = 0
             if n > Int(Int32.max) - padding { throw fail(0, "a JSON text of 2 GiB or more is not read") }
             var i = skipSpace(p, 0)
             if i == n { throw fail(i, "empty input") }
+            i = try value(p, n, i, depth: 0, maxDepth: maxDepth, &tokens, &capacity, &count, s)
+            i = skipSpace(p, i)
+            if i != n { throw fail(i, "unexpected text after the JSON value") }
+            s.pointee.tokenCount = count
+        }
+
+        /// Reads the value at `i` (white space skipped), inside `depth` open containers, into
+        /// the tape from token `count` on; returns the index after it.
+        static func value(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int, depth: Int, maxDepth: Int,
+                          _ tokens: inout UnsafeMutablePointer<Token>, _ capacity: inout Int, _ count: inout Int,
+                          _ s: UnsafeMutablePointer<Storage>) throws(JSONParseError) -> Int {
+            var open = Open(k: -1, members: 0, isObject: false)
+            var depth = depth, i = start
             value: while true {
                 // A value starts at `i` (white space skipped).
                 let c = p[i]
@@ -93,11 +104,8 @@ extension JSONDocument {
                     let what = open.isObject ? "an object" : "an array"
                     throw fail(i, i == n ? "unexpected end of input in \(what)" : open.isObject ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array")
                 }
-                break value  // (the top-level value ended)
+                return i  // (the value ended)
             }
-            i = skipSpace(p, i)
-            if i != n { throw fail(i, "unexpected text after the JSON value") }
-            s.pointee.tokenCount = count
         }
 
         /// An index or a count as a token holds it (all are below 2^31: `parse` refuses

@@ -1,0 +1,147 @@
+/// Reading a request line: its top-level object's members straight from the bytes, each
+/// member's value into the tape by the one grammar's parser (`Parser.value`). The
+/// envelope's own object and keys make no tokens, and each key is matched once, by its
+/// length and bytes, against the four the envelope reads.
+///
+/// Accepting and refusing are the parser's: the object's structure, its keys (escapes,
+/// UTF-8) and their duplicates are checked as `Parser.parse` checks them, and when the
+/// reader refuses a line, the line is parsed again in full so that the error (its text
+/// and offset) is the parser's own.
+extension JSONDocument {
+    /// Where the envelope's members' values are in the tape (-1: absent).
+    struct EnvelopeMembers {
+        var id = -1, method = -1, params = -1, version = -1
+    }
+
+    /// Reads `text` (a copy is kept, as `parse` keeps it) as a request's envelope. nil: the
+    /// text is valid JSON but not an object, parsed in full (`root`).
+    func readEnvelope(_ text: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> EnvelopeMembers? {
+        load(text)
+        if let members = Parser.envelope(s, maxDepth: maxDepth) { return members }
+        // Not an object, or refused: the parser's verdict and its error.
+        s.pointee.tokenCount = 0
+        do {
+            try Parser.parse(s, maxDepth: maxDepth)
+        } catch {
+            s.pointee.tokenCount = 0
+            throw error
+        }
+        return nil
+    }
+}
+
+extension JSONDocument.Parser {
+    typealias Token = JSONDocument.Token
+
+    /// The members of the object `s`'s text holds; nil if it is not an object or is refused
+    /// (then `Parser.parse` says which, and why).
+    static func envelope(_ s: UnsafeMutablePointer<JSONDocument.Storage>, maxDepth: Int) -> JSONDocument.EnvelopeMembers? {
+        do { return try readEnvelope(s, maxDepth: maxDepth) } catch { return nil }
+    }
+
+    /// The key names the envelope reads, by length: `id` (2), `method` and `params` (6),
+    /// `jsonrpc` (7), as words to compare with.
+    private static let method6 = word6("method"), params6 = word6("params")
+
+    private static func word6(_ s: StaticString) -> UInt64 {
+        var w: UInt64 = 0
+        for k in 0..<6 { w |= UInt64(s.utf8Start[k]) << (8 * UInt64(k)) }
+        return w
+    }
+
+    private static func readEnvelope(_ s: UnsafeMutablePointer<JSONDocument.Storage>, maxDepth: Int) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
+        let p = UnsafePointer(s.pointee.bytes.baseAddress!), n = s.pointee.count
+        var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0
+        if n > Int(Int32.max) - padding || maxDepth < 1 { return nil }
+        var i = skipSpace(p, 0)
+        guard p[i] == UInt8(ascii: "{") else { return nil }
+        var m = JSONDocument.EnvelopeMembers()
+        /// The members' keys other than the four (their raw bytes' start and end, whether
+        /// escaped), compared when a duplicate is possible; empty for almost every line.
+        var others: [(start: Int, end: Int, kind: JSONDocument.Token.Kind)] = []
+        i = skipSpace(p, i + 1)
+        if p[i] == UInt8(ascii: "}") {
+            i += 1
+        } else {
+            while true {
+                guard p[i] == UInt8(ascii: "\"") else { return nil }
+                let (end, kind) = try string(p, n, i + 1)
+                let start = i + 1, length = end - start
+                // Which of the four (or none) the key names.
+                var slot = -1
+                if kind == .string {
+                    if length == 2 {
+                        if p[start] == UInt8(ascii: "i") && p[start + 1] == UInt8(ascii: "d") { slot = 0 }
+                    } else if length == 6 {
+                        let w = UnsafeRawPointer(p + start).loadUnaligned(as: UInt32.self), v = UInt64(w) | UInt64(UnsafeRawPointer(p + start + 4).loadUnaligned(as: UInt16.self)) << 32
+                        if v == method6 { slot = 1 } else if v == params6 { slot = 2 }
+                    } else if length == 7 && memcmpEqual(p + start, ("jsonrpc" as StaticString).utf8Start, 7) {
+                        slot = 3
+                    }
+                } else {
+                    slot = escapedSlot(UnsafeBufferPointer(start: p + start, count: length))
+                }
+                if slot < 0 {
+                    // A duplicate of an earlier other key (the four are told apart by their slots).
+                    for o in others where kind == .string && o.kind == .string
+                        ? o.end - o.start == length && (length == 0 || memcmpEqual(p + o.start, p + start, length))
+                        : decoded(o, p) == decoded((start, end, kind), p) {
+                        return nil
+                    }
+                    others.append((start, end, kind))
+                }
+                var j = skipSpace(p, end + 1)
+                guard p[j] == UInt8(ascii: ":") else { return nil }
+                j = skipSpace(p, j + 1)
+                let at = count
+                // A string or a number here (the envelope's own values), anything else by the parser.
+                let c = p[j]
+                if c == UInt8(ascii: "\"") {
+                    let (end, kind) = try string(p, n, j + 1)
+                    emit(Token(kind: kind, start: i32(j + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end + 1
+                } else if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
+                    let end = try number(p, j)
+                    emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end
+                } else {
+                    i = try value(p, n, j, depth: 1, maxDepth: maxDepth, &tokens, &capacity, &count, s)
+                }
+                switch slot {
+                case 0: if m.id >= 0 { return nil }; m.id = at
+                case 1: if m.method >= 0 { return nil }; m.method = at
+                case 2: if m.params >= 0 { return nil }; m.params = at
+                case 3: if m.version >= 0 { return nil }; m.version = at
+                default: break
+                }
+                i = skipSpace(p, i)
+                if p[i] == UInt8(ascii: ",") { i = skipSpace(p, i + 1); continue }
+                guard p[i] == UInt8(ascii: "}") else { return nil }
+                i += 1
+                break
+            }
+        }
+        i = skipSpace(p, i)
+        if i != n { return nil }
+        s.pointee.tokenCount = count
+        return m
+    }
+
+    /// The slot of a key written with escapes (`"\u0069d"` is `id`).
+    @inline(never)
+    private static func escapedSlot(_ raw: UnsafeBufferPointer<UInt8>) -> Int {
+        switch unescape(raw) {
+        case Array("id".utf8): return 0
+        case Array("method".utf8): return 1
+        case Array("params".utf8): return 2
+        case Array("jsonrpc".utf8): return 3
+        default: return -1
+        }
+    }
+
+    @inline(never)
+    private static func decoded(_ key: (start: Int, end: Int, kind: JSONDocument.Token.Kind), _ p: UnsafePointer<UInt8>) -> [UInt8] {
+        let raw = UnsafeBufferPointer(start: p + key.start, count: key.end - key.start)
+        return key.kind == .escapedString ? unescape(raw) : Array(raw)
+    }
+}
