@@ -199,16 +199,12 @@ public enum Methods {
     /// The names of all methods, for `hello.features` and docs.
     public static var names: [String] { all.map(\.name) }
 
-    /// The names' bytes, in `all`'s order.
-    static let utf8Names: [[UInt8]] = all.map { Array($0.name.utf8) }
-
-    /// The index in `all` of the method whose name is `raw` (bytes, no escapes), if any.
+    /// The index in `all` of the method whose name is `raw` (bytes, no escapes), if any:
+    /// one probe of `MethodNames`' hash table for almost every name.
     @inline(__always)
     static func index(named raw: UnsafeBufferPointer<UInt8>) -> Int? {
-        for (k, n) in utf8Names.enumerated() where n.count == raw.count {
-            if n.withUnsafeBufferPointer({ memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count) }) { return k }
-        }
-        return nil
+        let k = MethodNames.shared.index(of: raw)
+        return k < 0 ? nil : k
     }
 
     /// The method called `name`, if there is one.
@@ -225,6 +221,69 @@ public enum Methods {
             return .success(try spec.decode(try Params(request.params), limits))
         } catch {
             return .failure(error)
+        }
+    }
+}
+
+/// The methods' names laid out for lookup by their bytes: one block of all their bytes and
+/// an open-addressing table over a hash of a name's length and first eight bytes (made
+/// once, from `Methods.all`: a method added to the table is found without anything else).
+struct MethodNames: @unchecked Sendable {
+    static let shared = MethodNames(Methods.all.map(\.name))
+
+    /// The names' bytes, each followed by eight zero bytes (so that a first word can be loaded).
+    private let bytes: UnsafeMutablePointer<UInt8>
+    private let starts: UnsafeMutablePointer<Int>, lengths: UnsafeMutablePointer<Int>
+    /// Slot → index into the names (-1: empty); a power of two, at least 4× the names.
+    private let slots: UnsafeMutablePointer<Int16>
+    private let mask: Int
+
+    init(_ names: [String]) {
+        let utf8 = names.map { Array($0.utf8) }
+        bytes = .allocate(capacity: utf8.reduce(0) { $0 + $1.count + 8 })
+        starts = .allocate(capacity: names.count)
+        lengths = .allocate(capacity: names.count)
+        var at = 0
+        for (k, n) in utf8.enumerated() {
+            starts[k] = at
+            lengths[k] = n.count
+            for (j, b) in n.enumerated() { bytes[at + j] = b }
+            for j in 0..<8 { bytes[at + n.count + j] = 0 }
+            at += n.count + 8
+        }
+        var size = 16
+        while size < 4 * names.count { size *= 2 }
+        mask = size - 1
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: -1, count: size)
+        for k in 0..<names.count {
+            var h = Self.hash(UnsafePointer(bytes + starts[k]), lengths[k]) & mask
+            while slots[h] >= 0 { h = (h + 1) & mask }
+            slots[h] = Int16(k)
+        }
+    }
+
+    /// A hash of `n` bytes at `p`, of which eight can be read (zero bytes follow a
+    /// document's text and each name here).
+    @inline(__always)
+    static func hash(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        var w = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
+        if n < 8 { w &= (1 << (8 * UInt64(n))) &- 1 }
+        return Int(truncatingIfNeeded: ((w ^ UInt64(truncatingIfNeeded: n)) &* 0x9E37_79B9_7F4A_7C15) >> 40)
+    }
+
+    /// The index of the name `raw` spells, or -1. `raw` must be followed by eight readable
+    /// bytes (a document's text is).
+    @inline(__always)
+    func index(of raw: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let p = raw.baseAddress else { return -1 }
+        let n = raw.count
+        var h = Self.hash(p, n) & mask
+        while true {
+            let k = Int(slots[h])
+            if k < 0 { return -1 }
+            if lengths[k] == n && memcmpEqual(bytes + starts[k], p, n) { return k }
+            h = (h + 1) & mask
         }
     }
 }
