@@ -156,15 +156,23 @@ public struct JSONValue: Sendable {
 
     @inline(__always)
     func member(_ key: UnsafeBufferPointer<UInt8>) -> JSONValue? {
-        let t = token
+        // (The tape and the text read once: through the document's pointer they would be
+        // loaded again for every member.)
+        let tokens = doc.tokens, text = doc.bytes.baseAddress!
+        let t = tokens[index]
         guard t.kind == .object else { return nil }
-        var k = index + 1
-        for _ in 0..<Int(t.count) {
-            let kt = doc.tokens[k]
-            if kt.kind == .string ? doc.rawEquals(k, key) : doc.stringBytes(k).elementsEqual(key) {
+        var k = index + 1, left = Int(t.count)
+        while left > 0 {
+            let kt = tokens[k]
+            if kt.kind == .string {
+                // A plain key of another length is told apart without reading it.
+                let n = Int(kt.end &- kt.start)
+                if n == key.count && (n == 0 || memcmpEqual(text + Int(kt.start), key.baseAddress!, n)) { return JSONValue(doc, k + 1) }
+            } else if doc.stringBytes(k).elementsEqual(key) {
                 return JSONValue(doc, k + 1)
             }
-            k = Int(doc.tokens[k + 1].next)
+            k = Int(tokens[k + 1].next)
+            left -= 1
         }
         return nil
     }

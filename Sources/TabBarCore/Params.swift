@@ -66,19 +66,20 @@ public struct Params: Sendable {
 
     private func onlyNames<K: FieldName>(_ allowed: [K]) throws(RPCError) {
         guard let object else { return }
-        let doc = object.doc
-        var k = object.index + 1
-        for _ in 0..<Int(doc.tokens[object.index].count) {
+        let doc = object.doc, tokens = doc.tokens, text = doc.bytes.baseAddress!
+        var k = object.index + 1, left = Int(tokens[object.index].count)
+        while left > 0 {
             var known = false
-            let key = JSONValue(doc, k)
-            if key.kind == .string {
+            let kt = tokens[k]
+            if kt.kind == .string {
                 // A plain key is compared as bytes, read once (a name of another length is not read).
-                let raw = key.inner
-                for a in allowed where a.withBytes({ $0.count == raw.count && (raw.isEmpty || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count)) }) {
+                let raw = text + Int(kt.start), n = Int(kt.end &- kt.start)
+                for a in allowed where a.withBytes({ $0.count == n && (n == 0 || memcmpEqual($0.baseAddress!, raw, n)) }) {
                     known = true
                     break
                 }
             } else {
+                let key = JSONValue(doc, k)
                 for a in allowed where a.withBytes({ key.isKey($0) }) { known = true; break }
             }
             if !known {
@@ -86,7 +87,8 @@ public struct Params: Sendable {
                 let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
                 throw .invalidParams(name(key), "Unknown field \"\(name(key))\"; accepted fields: \(list).")
             }
-            k = Int(doc.tokens[k + 1].next)
+            k = Int(tokens[k + 1].next)
+            left -= 1
         }
     }
 
