@@ -39,27 +39,33 @@ extension JSONDocument.Parser {
         do { return try readEnvelope(s, maxDepth: maxDepth) } catch { return nil }
     }
 
-    /// The key names the envelope reads, by length: `id` (2), `method` and `params` (6),
-    /// `jsonrpc` (7), as words to compare with.
-    private static let method6 = word6("method"), params6 = word6("params")
+    /// `method` and `params` as the six bytes of a little-endian word.
+    private static let method6: UInt64 = 0x64_6F_68_74_65_6D, params6: UInt64 = 0x73_6D_61_72_61_70
 
-    private static func word6(_ s: StaticString) -> UInt64 {
-        var w: UInt64 = 0
-        for k in 0..<6 { w |= UInt64(s.utf8Start[k]) << (8 * UInt64(k)) }
-        return w
-    }
+    /// Other keys of the envelope, at most this many, are compared for duplicates here
+    /// (more: the whole line is parsed and read as `Envelope.read(_: JSONValue)` reads it).
+    static let otherKeys = 16
 
     private static func readEnvelope(_ s: UnsafeMutablePointer<JSONDocument.Storage>, maxDepth: Int) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
         let p = UnsafePointer(s.pointee.bytes.baseAddress!), n = s.pointee.count
-        var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0
         if n > Int(Int32.max) - padding || maxDepth < 1 { return nil }
-        var i = skipSpace(p, 0)
+        let i = skipSpace(p, 0)
         guard p[i] == UInt8(ascii: "{") else { return nil }
+        return try withUnsafeTemporaryAllocation(of: (start: Int, end: Int, kind: Token.Kind).self, capacity: otherKeys) {
+            others throws(JSONParseError) in try members(p, n, skipSpace(p, i + 1), maxDepth: maxDepth, others, s)
+        }
+    }
+
+    /// The members of the object whose first member (or end) is at `i`. `others` holds the
+    /// keys other than the four (their raw bytes' start and end, whether escaped), compared
+    /// when a duplicate is possible.
+    @inline(__always)
+    private static func members(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int, maxDepth: Int,
+                                _ others: UnsafeMutableBufferPointer<(start: Int, end: Int, kind: Token.Kind)>,
+                                _ s: UnsafeMutablePointer<JSONDocument.Storage>) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
+        var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0, otherCount = 0
         var m = JSONDocument.EnvelopeMembers()
-        /// The members' keys other than the four (their raw bytes' start and end, whether
-        /// escaped), compared when a duplicate is possible; empty for almost every line.
-        var others: [(start: Int, end: Int, kind: JSONDocument.Token.Kind)] = []
-        i = skipSpace(p, i + 1)
+        var i = i
         if p[i] == UInt8(ascii: "}") {
             i += 1
         } else {
@@ -83,12 +89,14 @@ extension JSONDocument.Parser {
                 }
                 if slot < 0 {
                     // A duplicate of an earlier other key (the four are told apart by their slots).
-                    for o in others where kind == .string && o.kind == .string
+                    if otherCount == otherKeys { return nil }
+                    for o in others[0..<otherCount] where kind == .string && o.kind == .string
                         ? o.end - o.start == length && (length == 0 || memcmpEqual(p + o.start, p + start, length))
                         : decoded(o, p) == decoded((start, end, kind), p) {
                         return nil
                     }
-                    others.append((start, end, kind))
+                    others[otherCount] = (start, end, kind)
+                    otherCount += 1
                 }
                 var j = skipSpace(p, end + 1)
                 guard p[j] == UInt8(ascii: ":") else { return nil }
@@ -140,7 +148,7 @@ extension JSONDocument.Parser {
     }
 
     @inline(never)
-    private static func decoded(_ key: (start: Int, end: Int, kind: JSONDocument.Token.Kind), _ p: UnsafePointer<UInt8>) -> [UInt8] {
+    private static func decoded(_ key: (start: Int, end: Int, kind: Token.Kind), _ p: UnsafePointer<UInt8>) -> [UInt8] {
         let raw = UnsafeBufferPointer(start: p + key.start, count: key.end - key.start)
         return key.kind == .escapedString ? unescape(raw) : Array(raw)
     }

@@ -112,6 +112,33 @@ import Testing
         #expect(try lookup([]) == nil)
     }
 
+    /// Past the other keys the reader compares (`otherKeys`), the line is read in full: the
+    /// same request, and a duplicate among many keys is still refused.
+    @Test func manyOtherMembersAreReadToo() {
+        for extra in [1, 15, 16, 17, 40] {
+            let members = (0..<extra).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+            let good = Array(#"{"id":1,\#(members),"method":"ping"}"#.utf8)
+            #expect(Self.difference(good) == nil, "\(extra) others")
+            guard case .success(let r) = good.withUnsafeBufferPointer({ Envelope.decode($0) }) else { Issue.record("refused \(extra)"); continue }
+            #expect(r.method == "ping" && r.id == .int(1))
+            let dup = Array(#"{"id":1,\#(members),"method":"ping","k0":0}"#.utf8)
+            #expect(Self.difference(dup) == nil, "\(extra) others and a duplicate")
+            guard case .failure(let e) = dup.withUnsafeBufferPointer({ Envelope.decode($0) }) else { Issue.record("accepted a duplicate"); continue }
+            #expect(e.error.message.contains("duplicate key \"k0\""))
+        }
+    }
+
+    /// A params field is found among keys of the same length, plain or written with
+    /// escapes, the empty key included; `only` names an unknown key as decoded.
+    @Test func fieldsAreFoundByTheirKeys() throws {
+        let p = try Params(json: try JSON.parse(Array(#"{"ab":1,"\u0061c":2,"ad":3,"":4,"abc":5}"#.utf8)))
+        #expect(try p.int("ab") == 1 && p.int("ac") == 2 && p.int("ad") == 3 && p.int("") == 4 && p.int("abc") == 5)
+        #expect(try p.int("ae") == nil && p.int("a") == nil)
+        #expect(throws: Never.self) { try p.only(["ab", "ac", "ad", "", "abc"]) }
+        #expect(throws: RPCError.invalidParams("ac", #"Unknown field "ac"; accepted fields: ab, ad, , abc."#)) { try p.only(["ab", "ad", "", "abc"]) }
+        #expect(throws: RPCError.invalidParams("abc", #"Unknown field "abc"; accepted fields: ab, ac, ad, ."#)) { try p.only(["ab", "ac", "ad", ""]) }
+    }
+
     /// Refusals the reader must leave to the parser, with its error text and offset.
     @Test(arguments: [
         (#"{"id":1,"id":2,"method":"ping"}"#, "duplicate key \"id\""),
