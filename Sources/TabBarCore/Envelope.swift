@@ -18,6 +18,15 @@ public struct Request: Sendable {
         self.owner = owner
     }
 
+    /// A request as the envelope reads it (made in one piece: no copy to set `methodIndex`).
+    @inline(__always)
+    init(id: RequestID?, method: String, params: JSONValue?, methodIndex: Int?) {
+        self.id = id
+        self.method = method
+        self.params = params
+        self.methodIndex = methodIndex
+    }
+
     /// A request from a `JSON` params value (tests and tools).
     public init(id: RequestID?, method: String, params: JSON? = nil) {
         self.id = id
@@ -92,6 +101,7 @@ public enum Envelope {
     }
 
     /// The checks of the envelope, in order, on its members' values.
+    @inline(__always)
     static func read(_ members: JSONDocument.EnvelopeMembers, in doc: JSONDocument.Tape) throws(Rejection) -> Request {
         @inline(__always) func at(_ k: Int) -> JSONValue? { k >= 0 ? JSONValue(doc, k) : nil }
         let idValue = at(members.id), method = at(members.method), params = at(members.params), version = at(members.version)
@@ -123,9 +133,7 @@ public enum Envelope {
         if let p = params, p.kind != .object, p.kind != .null {
             throw Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil)
         }
-        var request = Request(id: id, method: name, params: params?.isNull == true ? nil : params)
-        request.methodIndex = known
-        return request
+        return Request(id: id, method: name, params: params?.isNull == true ? nil : params, methodIndex: known)
     }
 
     /// The envelope of a `JSON` request (tests and tools).
