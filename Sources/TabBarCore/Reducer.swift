@@ -45,9 +45,9 @@ public struct SoundMap: Equatable, Sendable {
 /// encoded once (`Persistence.journalLine`) and replayed by the decoder that reads requests.
 public enum JournalEntry: Equatable, Sendable {
     /// `tab.select {"tab","source"}` (a touch that selected).
-    case select(tab: String, source: Source)
+    case select(tab: ItemText, source: Source)
     /// `action.trigger {"tab","source"}` (a touch that triggered).
-    case actionTrigger(tab: String, source: Source)
+    case actionTrigger(tab: ItemText, source: Source)
     /// `bar.set_hidden {"hidden","reason"}`.
     case setHidden(Bool, reason: HideReason)
     /// `timer.fired`: a replay only counts its seq (timers are not persisted).
@@ -76,7 +76,7 @@ public enum JournalEntry: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .select(tab, source), let .actionTrigger(tab, source):
-            o.put(#"{"tab":"#); o.string(tab); o.put(#","source":"#); o.source(source); o.put("}")
+            o.put(#"{"tab":"#); tab.write(into: &o); o.put(#","source":"#); o.source(source); o.put("}")
         case let .setHidden(hidden, reason):
             o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.utf8(reason.rawValue); o.put(#""}"#)
         case .timerFired(let key):
@@ -256,6 +256,13 @@ public struct Reducer: Sendable {
 
     // MARK: Selection
 
+    /// The JSON text of item id `id` (nil: nil), as its item holds it.
+    @inline(__always)
+    func text(of id: String?) -> ItemText? {
+        guard let id else { return nil }
+        return Item.text(of: id, in: state.items)
+    }
+
     @inline(__always)
     func resolve(_ ref: TabRef) -> Result<Int, RPCError> {
         switch ref {
@@ -283,14 +290,14 @@ public struct Reducer: Sendable {
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return out.fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
         let reselected = commitTab(k, source: source, into: &out)
-        out.reply = .success(.selected(seq: seq, tab: state.items[k].id, previous: state.previous, reselected: reselected))
+        out.reply = .success(.selected(seq: seq, tab: state.items[k].idText, previous: text(of: state.previous), reselected: reselected))
     }
 
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
     /// counted): exactly one commit event, its cues and sound; the active action and the
     /// scroll hide reason are cleared. Returns whether it was a reselect.
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
-        let id = state.items[k].id
+        let id = state.items[k].idText
         var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
         if let s = state.selected { old = state.index(of: s) }
         let (reselected, effects) = moveSelection(to: k, source: source)
@@ -298,7 +305,9 @@ public struct Reducer: Sendable {
             out.events.append(.tabReselected(seq: seq, tab: id, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            out.events.append(.tabSelected(seq: seq, tab: id, previous: state.previous, source: source))
+            var previous: ItemText?  // (the tab `old` found, if it is still on the bar)
+            if let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
+            out.events.append(.tabSelected(seq: seq, tab: id, previous: previous, source: source))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
@@ -339,7 +348,7 @@ public struct Reducer: Sendable {
     mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
         let item = state.items[k]
         state.activeAction = item.id
-        out.events.append(.actionTriggered(seq: seq, tab: item.id, action: item.action))
+        out.events.append(.actionTriggered(seq: seq, tab: item.idText, action: item.action))
         if source == .user { out.play(sound(item.kind == .center ? .center : .action, own: item.sound)) }
     }
 

@@ -42,8 +42,8 @@ extension Reducer {
 
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
-        let target: String?  // (read once: a closure over the state would copy it)
-        if let k = h.index { target = state.items[k].id } else { target = nil }
+        let target: ItemText?  // (read once: a closure over the state would copy it)
+        if let k = h.index { target = state.items[k].idText } else { target = nil }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
             .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)
         }
@@ -113,7 +113,7 @@ extension Reducer {
     @inline(__always)
     func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
         guard let commit, let k else { return .touchHighlight }
-        let tab = state.items[k].id
+        let tab = state.items[k].idText
         return commit == .action ? .actionTrigger(tab: tab, source: .user) : .select(tab: tab, source: .user)
     }
 
@@ -154,7 +154,7 @@ extension Reducer {
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
         guard state.highlighted != id else { return }
         state.highlighted = id
-        out.events.append(.tabHighlighted(seq: seq, tab: id, phase: .begin))
+        out.events.append(.tabHighlighted(seq: seq, tab: state.items[k].idText, phase: .begin))
         cue(.highlight, k, into: &out)
     }
 
@@ -162,7 +162,7 @@ extension Reducer {
     mutating func highlightEnd(_ id: String, _ phase: HighlightPhase, into out: inout Outcome) {
         guard state.highlighted == id else { return }
         state.highlighted = nil
-        out.events.append(.tabHighlighted(seq: seq, tab: id, phase: phase))
+        out.events.append(.tabHighlighted(seq: seq, tab: Item.text(of: id, in: state.items), phase: phase))
     }
 
     /// The bar went hidden: no touch or highlight may outlive it.
