@@ -13,6 +13,9 @@ final class AudioService {
     /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
     private(set) var nullSink: NullSink?
     private var startError: String?
+    /// The sound `play` found last (a run of taps plays one click: no lookup in the bank,
+    /// no hashing of its name, per click). Forgotten when the bank is replaced.
+    private var lastPlayed: (name: String, sound: Sound)?
 
     /// Which sink is in use, for logs, STATUS= and stats.
     var sinkName: String {
@@ -80,7 +83,14 @@ final class AudioService {
     /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
     /// `AudioEngine.play`).
     func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, RPCError> {
-        guard let sound = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
+        let sound: Sound
+        if let last = lastPlayed, last.name == name {
+            sound = last.sound
+        } else {
+            guard let found = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
+            sound = found
+            lastPlayed = (name, found)
+        }
         guard let engine else { return .failure(.audioUnavailable(startError ?? "the audio engine is not running")) }
         switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
                            retrigger: config.soundRetrigger[name] ?? .overlap, wake: wake) {
@@ -113,6 +123,7 @@ final class AudioService {
     func reload() -> [(String, String)] {
         let fresh = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: bank.format, log: AudioService.log)
         bank = fresh
+        lastPlayed = nil
         engine?.replaceBank(fresh)
         Log.notice("Sounds reloaded", ["sounds": String(fresh.sounds.count), "failed": String(fresh.failures.count)])
         return fresh.failures.map { ($0.path, $0.reason) }
