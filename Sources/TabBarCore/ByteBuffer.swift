@@ -280,8 +280,19 @@ extension Array {
     /// and leaves the array empty with its memory.
     @inlinable @inline(__always)
     public mutating func drain(_ body: (Element) throws -> Void) rethrows {
-        guard !isEmpty else { return }
-        reverse()
-        while let e = popLast() { try body(e) }
+        // (One or two elements, what a step mostly leaves, without reversing the array.)
+        switch count {
+        case 0:
+            return
+        case 1:
+            try body(removeLast())
+        case 2:
+            let second = removeLast()
+            try body(removeLast())
+            try body(second)
+        default:
+            reverse()
+            while let e = popLast() { try body(e) }
+        }
     }
 }

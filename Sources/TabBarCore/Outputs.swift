@@ -8,7 +8,7 @@ public enum Reply: Equatable, Sendable {
     /// `{"seq":N}`
     case seq(UInt64)
     /// `tab.select`: `{"seq","selected","previous","reselected"}`.
-    case selected(seq: UInt64, tab: ItemText, previous: ItemText?, reselected: Bool)
+    case selected(seq: UInt64, tab: QuotedText, previous: QuotedText?, reselected: Bool)
     /// `{"seq","state"}` (`state.get`, `bar.configure`, `subscribe`).
     indirect case state(seq: UInt64, BarState, Limits)
     /// `feedback.set`: `{"seq","feedback"}`.
@@ -16,7 +16,7 @@ public enum Reply: Equatable, Sendable {
     /// Visibility methods: `{"seq","visibility"}`.
     indirect case visibility(seq: UInt64, Visibility)
     /// `touch`: `{"seq","target","consumed","commit"[,"ignored":true]}`.
-    case touch(seq: UInt64, target: ItemText?, consumed: Bool, commit: Commit?, ignored: Bool)
+    case touch(seq: UInt64, target: QuotedText?, consumed: Bool, commit: Commit?, ignored: Bool)
     /// `badge.set`: `{"seq","badge"[,"hidden_badge"][,"ignored":true]}` (`limits`: the display rules).
     indirect case badge(seq: UInt64, Item, Limits, ignored: Bool)
     /// `animation.begin`: `{"seq","animation"}`.
@@ -43,7 +43,8 @@ public enum Reply: Equatable, Sendable {
         case let .touch(s, target, consumed, commit, ignored):
             o.seqHead(s); o.put(#","target":"#); o.optional(target)
             o.put(#","consumed":"#); o.bool(consumed)
-            o.put(#","commit":"#); o.optional(commit?.rawValue)
+            o.put(#","commit":"#)
+            if let commit { o.put("\""); o.utf8(commit.rawValue); o.put("\"") } else { o.put("null") }
             if ignored { o.put(#","ignored":true"#) }
             o.put("}")
         case let .badge(s, item, limits, ignored):
@@ -63,16 +64,16 @@ public enum Reply: Equatable, Sendable {
 /// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
 /// carrying its `seq`, written straight to bytes by `write(into:)`.
 public enum BarEvent: Equatable, Sendable {
-    case tabSelected(seq: UInt64, tab: ItemText, previous: ItemText?, source: Source)
-    case tabReselected(seq: UInt64, tab: ItemText, source: Source)
-    case actionTriggered(seq: UInt64, tab: ItemText, action: String?)
+    case tabSelected(seq: UInt64, tab: QuotedText, previous: QuotedText?, source: Source)
+    case tabReselected(seq: UInt64, tab: QuotedText, source: Source)
+    case actionTriggered(seq: UInt64, tab: QuotedText, action: String?)
     case actionFinished(seq: UInt64, tab: String)
     /// The item after the change; `limits`: the display rules.
     indirect case badgeChanged(seq: UInt64, Item, Limits)
     indirect case barConfigured(seq: UInt64, BarState, Limits)
     indirect case barVisibility(seq: UInt64, Visibility, durationMs: Int)
     case feedbackChanged(seq: UInt64, Feedback)
-    case tabHighlighted(seq: UInt64, tab: ItemText, phase: HighlightPhase)
+    case tabHighlighted(seq: UInt64, tab: QuotedText, phase: HighlightPhase)
     /// `tab` nil: the bar itself (a show/hide slide).
     indirect case animationCue(seq: UInt64, tab: String?, trigger: CueTrigger, kind: AnimationStyle, descriptor: JSON, sound: String?)
     indirect case animationBegan(seq: UInt64, ActiveAnimation)

@@ -45,9 +45,9 @@ public struct SoundMap: Equatable, Sendable {
 /// encoded once (`Persistence.journalLine`) and replayed by the decoder that reads requests.
 public enum JournalEntry: Equatable, Sendable {
     /// `tab.select {"tab","source"}` (a touch that selected).
-    case select(tab: ItemText, source: Source)
+    case select(tab: QuotedText, source: Source)
     /// `action.trigger {"tab","source"}` (a touch that triggered).
-    case actionTrigger(tab: ItemText, source: Source)
+    case actionTrigger(tab: QuotedText, source: Source)
     /// `bar.set_hidden {"hidden","reason"}`.
     case setHidden(Bool, reason: HideReason)
     /// `timer.fired`: a replay only counts its seq (timers are not persisted).
@@ -115,9 +115,12 @@ public struct Outcome: Equatable, Sendable {
     /// The reply, moved out (no copy), `.success(.none)` left in its place.
     @inline(__always)
     public mutating func takeReply() -> Result<Reply, RPCError> {
-        var r = Result<Reply, RPCError>.success(.none)
-        swap(&r, &reply)
-        return r
+        // (Moved out of its memory and replaced there: `swap` copied it once more.)
+        withUnsafeMutablePointer(to: &reply) { p in
+            let r = p.move()
+            p.initialize(to: .success(.none))
+            return r
+        }
     }
 
     /// Adds the sound to play, if any.
@@ -258,7 +261,7 @@ public struct Reducer: Sendable {
 
     /// The JSON text of item id `id` (nil: nil), as its item holds it.
     @inline(__always)
-    func text(of id: String?) -> ItemText? {
+    func text(of id: String?) -> QuotedText? {
         guard let id else { return nil }
         return Item.text(of: id, in: state.items)
     }
@@ -305,7 +308,7 @@ public struct Reducer: Sendable {
             out.events.append(.tabReselected(seq: seq, tab: id, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            var previous: ItemText?  // (the tab `old` found, if it is still on the bar)
+            var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
             if let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
             out.events.append(.tabSelected(seq: seq, tab: id, previous: previous, source: source))
             cue(.select, k, from: old, sound: effects, into: &out)

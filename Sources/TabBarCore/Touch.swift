@@ -42,7 +42,7 @@ extension Reducer {
 
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
-        let target: ItemText?  // (read once: a closure over the state would copy it)
+        let target: QuotedText?  // (read once: a closure over the state would copy it)
         if let k = h.index { target = state.items[k].idText } else { target = nil }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
             .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)

@@ -13,7 +13,7 @@ extension Server {
     /// records instead), its events and its reply; `commitBatch` writes it at the end of
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
     /// A command that changes nothing is answered at once, after what is staged.
-    func apply(_ command: StateCommand, method: String, params: JSONValue?, id: RequestID?, from c: Connection?) {
+    func apply(_ command: StateCommand, method: QuotedText, params: JSONValue?, id: RequestID?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
         var opening = !batch.open

@@ -47,6 +47,14 @@ import Testing
         events.drain { seen.append($0) }
         #expect(seen == [.actionFinished(seq: 1, tab: "a"), .actionFinished(seq: 2, tab: "b"), .actionFinished(seq: 3, tab: "c")])
         #expect(events.isEmpty && events.capacity >= 3)
+        // Every count (one and two have a path of their own), in order, the memory kept.
+        for n in 0...5 {
+            var list = (0..<n).map { "e\($0)" }
+            var got: [String] = []
+            list.drain { got.append($0) }
+            #expect(got == (0..<n).map { "e\($0)" }, "\(n) elements")
+            #expect(list.isEmpty && list.capacity >= n)
+        }
         var more = ["x", "y"]
         more.empty()
         #expect(more.isEmpty && more.capacity >= 2)

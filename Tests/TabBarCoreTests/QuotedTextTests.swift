@@ -5,7 +5,7 @@ import Testing
 /// id when it changes, be exactly how strings are quoted, and reach every reply, event and
 /// journal line the id is written in — an id with escapes and past the short-string path
 /// included, and a previous tab that is no longer on the bar.
-@Suite struct ItemTextTests {
+@Suite struct QuotedTextTests {
     static let odd = #"tab "one"\ é €"# + String(repeating: "x", count: 20)
 
     @Test func theTextFollowsTheIdAndIsHowStringsAreQuoted() {
