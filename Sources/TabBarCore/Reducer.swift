@@ -292,31 +292,33 @@ public struct Reducer: Sendable {
         if !state.items[k].enabled { return out.fail(.notSelectable(state.items[k].id, "it is disabled")) }
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return out.fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
-        let reselected = commitTab(k, source: source, into: &out)
-        out.reply = .success(.selected(seq: seq, tab: state.items[k].idText, previous: text(of: state.previous), reselected: reselected))
+        let (reselected, previous) = commitTab(k, source: source, into: &out)
+        out.reply = .success(.selected(seq: seq, tab: state.items[k].idText, previous: previous, reselected: reselected))
     }
 
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
     /// counted): exactly one commit event, its cues and sound; the active action and the
-    /// scroll hide reason are cleared. Returns whether it was a reselect.
-    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
+    /// scroll hide reason are cleared. Returns whether it was a reselect, and the previous
+    /// tab's text (what the reply to a select names).
+    @discardableResult
+    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: QuotedText?) {
         let id = state.items[k].idText
         var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
         if let s = state.selected { old = state.index(of: s) }
         let (reselected, effects) = moveSelection(to: k, source: source)
+        var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
+        if !reselected, let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
         if reselected {
             out.events.append(.tabReselected(seq: seq, tab: id, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
-            if let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
             out.events.append(.tabSelected(seq: seq, tab: id, previous: previous, source: source))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
         out.play(effects)
         withdrawScrollReason(into: &out)
-        return reselected
+        return (reselected, previous)
     }
 
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`

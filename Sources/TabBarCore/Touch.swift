@@ -86,7 +86,7 @@ extension Reducer {
             var commit: Commit?
             var committed: Int?
             if phase == .up, let k = h.index, state.items[k].id == active.item {
-                highlightEnd(active.item, .end, into: &out)
+                highlightEnd(active.item, at: k, .end, into: &out)
                 if !active.committed { commit = self.commit(k, into: &out); committed = k }
             } else {
                 highlightEnd(active.item, .cancel, into: &out)
@@ -120,7 +120,7 @@ extension Reducer {
     /// Commits item `k` for the user: reselect, select, or trigger.
     mutating func commit(_ k: Int, into out: inout Outcome) -> Commit {
         if state.items[k].kind == .tab {
-            return commitTab(k, source: .user, into: &out) ? .reselect : .select
+            return commitTab(k, source: .user, into: &out).reselected ? .reselect : .select
         }
         commitAction(k, source: .user, into: &out)
         return .action
@@ -145,7 +145,7 @@ extension Reducer {
         }
         state.seq += 1
         out.reset(.success(.seq(seq)))
-        if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, phase, into: &out) }
+        if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, at: k, phase, into: &out) }
     }
 
     /// Highlights item `k`, cancelling another highlight first.
@@ -158,11 +158,14 @@ extension Reducer {
         cue(.highlight, k, into: &out)
     }
 
-    /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`.
-    mutating func highlightEnd(_ id: String, _ phase: HighlightPhase, into out: inout Outcome) {
+    /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`;
+    /// `k`: its index, when the caller knows it (no search for its text).
+    mutating func highlightEnd(_ id: String, at k: Int? = nil, _ phase: HighlightPhase, into out: inout Outcome) {
         guard state.highlighted == id else { return }
         state.highlighted = nil
-        out.events.append(.tabHighlighted(seq: seq, tab: Item.text(of: id, in: state.items), phase: phase))
+        let tab: QuotedText
+        if let k { tab = state.items[k].idText } else { tab = Item.text(of: id, in: state.items) }
+        out.events.append(.tabHighlighted(seq: seq, tab: tab, phase: phase))
     }
 
     /// The bar went hidden: no touch or highlight may outlive it.
