@@ -5,7 +5,7 @@ import TabBarAudio
 /// The server's side of audio: the sound bank, the engine and its sink, and the
 /// fallback to the null sink when no device can be opened.
 final class AudioService {
-    var config: ServerConfig
+    var config: ServerConfig { didSet { lastPlayed = nil } }
     private(set) var bank: SoundBank
     private(set) var engine: AudioEngine?
     /// `--audio auto`'s sink (real device or null sink meanwhile); nil in the other modes.
@@ -13,9 +13,10 @@ final class AudioService {
     /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
     private(set) var nullSink: NullSink?
     private var startError: String?
-    /// The sound `play` found last (a run of taps plays one click: no lookup in the bank,
-    /// no hashing of its name, per click). Forgotten when the bank is replaced.
-    private var lastPlayed: (name: String, sound: Sound)?
+    /// The sound `play` found last and how it retriggers (a run of taps plays one click: no
+    /// lookup in the bank or the config, no hashing of its name, per click). Forgotten when
+    /// the bank or the config is replaced.
+    private var lastPlayed: (name: String, sound: Sound, retrigger: Retrigger)?
 
     /// Which sink is in use, for logs, STATUS= and stats.
     var sinkName: String {
@@ -83,17 +84,17 @@ final class AudioService {
     /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
     /// `AudioEngine.play`).
     func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, RPCError> {
-        let sound: Sound
+        let sound: Sound, retrigger: Retrigger
         if let last = lastPlayed, last.name == name {
-            sound = last.sound
+            (sound, retrigger) = (last.sound, last.retrigger)
         } else {
             guard let found = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
-            sound = found
-            lastPlayed = (name, found)
+            (sound, retrigger) = (found, config.soundRetrigger[name] ?? .overlap)
+            lastPlayed = (name, sound, retrigger)
         }
         guard let engine else { return .failure(.audioUnavailable(startError ?? "the audio engine is not running")) }
         switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
-                           retrigger: config.soundRetrigger[name] ?? .overlap, wake: wake) {
+                           retrigger: retrigger, wake: wake) {
         case .started(let voice): return .success(voice)
         case .unavailable(let why): return .failure(.audioUnavailable(why))
         }
