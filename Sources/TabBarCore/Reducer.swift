@@ -112,6 +112,29 @@ public struct Outcome: Equatable, Sendable {
         journal = nil
     }
 
+    /// Starts the outcome afresh with no reply (`.success(.none)`), no events, effects or
+    /// journal entry. (A reply already `.success(.none)`, what `takeReply` leaves, is left
+    /// as it is: replacing it destroyed it through the `Result`'s value witnesses.)
+    @inline(__always)
+    mutating func reset() {
+        if case .success(.none) = reply {} else { reply = .success(.none) }
+        events.empty()
+        effects.empty()
+        journal = nil
+    }
+
+    /// Sets the step's reply. Over `.success(.none)`, what `reset` leaves, it is written in
+    /// place: that value holds nothing to release, and destroying it went through the
+    /// `Result`'s value witnesses.
+    @inline(__always)
+    mutating func answer(_ r: Result<Reply, RPCError>) {
+        if case .success(.none) = reply {
+            withUnsafeMutablePointer(to: &reply) { $0.initialize(to: r) }
+        } else {
+            reply = r
+        }
+    }
+
     /// The reply, moved out (no copy), `.success(.none)` left in its place.
     @inline(__always)
     public mutating func takeReply() -> Result<Reply, RPCError> {
@@ -177,7 +200,7 @@ public struct Reducer: Sendable {
     /// keep their memory, so a command allocates none).
     public mutating func reduce(_ command: StateCommand, at now: Int64 = 0, into out: inout Outcome) {
         self.now = now
-        out.reset(.success(.none))
+        out.reset()
         switch command {
         case let .configure(items, badgeGiven, selected, layout, settings):
             configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings, into: &out)
@@ -219,11 +242,11 @@ public struct Reducer: Sendable {
             if f != state.feedback {
                 state.feedback = f
                 state.seq += 1
-                out.reply = .success(.feedback(seq: seq, f))
+                out.answer(.success(.feedback(seq: seq, f)))
                 out.events.append(.feedbackChanged(seq: seq, f))
                 return
             }
-            out.reply = .success(.feedback(seq: seq, f))
+            out.answer(.success(.feedback(seq: seq, f)))
         }
     }
 
@@ -293,7 +316,7 @@ public struct Reducer: Sendable {
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return out.fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
         let (reselected, previous) = commitTab(k, source: source, into: &out)
-        out.reply = .success(.selected(seq: seq, tab: state.items[k].idText, previous: previous, reselected: reselected))
+        out.answer(.success(.selected(seq: seq, tab: state.items[k].idText, previous: previous, reselected: reselected)))
     }
 
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
@@ -344,7 +367,7 @@ public struct Reducer: Sendable {
         }
         guard item.enabled else { return out.fail(.notSelectable(tab, "it is disabled")) }
         state.seq += 1
-        out.reply = .success(.seq(seq))
+        out.answer(.success(.seq(seq)))
         commitAction(state.index(of: tab)!, source: source, into: &out)
     }
 
@@ -362,7 +385,7 @@ public struct Reducer: Sendable {
         guard state.activeAction == tab else { return out.reset(.success(.seq(seq))) }
         state.seq += 1
         state.activeAction = nil
-        out.reply = .success(.seq(seq))
+        out.answer(.success(.seq(seq)))
         out.events.append(.actionFinished(seq: seq, tab: tab))
     }
 }

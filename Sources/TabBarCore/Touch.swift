@@ -54,15 +54,15 @@ extension Reducer {
                 // A touch that starts on nothing ends the one in progress, if any.
                 guard touch.active != nil else { return out.reset(.success(reply())) }
                 state.seq += 1
-                out.reset(.success(.none))
+                out.reset()
                 endTouch(.cancel, into: &out)
                 out.journal = journalEntry(commit: nil, nil)
                 unlessSeen(&out)
-                out.reply = .success(reply())
+                out.answer(.success(reply()))
                 return
             }
             state.seq += 1
-            out.reset(.success(.none))
+            out.reset()
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
             highlightBegin(k, into: &out)
@@ -74,14 +74,14 @@ extension Reducer {
             }
             out.journal = journalEntry(commit: commit, k)
             unlessSeen(&out)
-            out.reply = .success(reply(commit: commit))
+            out.answer(.success(reply(commit: commit)))
         case .up, .cancel:
             guard let active = touch.active, touchID == nil || touchID == active.id else {
                 // No sequence in progress with this id: a stray or replayed up/cancel.
                 return out.reset(.success(reply(ignored: true)))
             }
             state.seq += 1
-            out.reset(.success(.none))
+            out.reset()
             touch.active = nil
             var commit: Commit?
             var committed: Int?
@@ -93,7 +93,7 @@ extension Reducer {
             }
             out.journal = journalEntry(commit: commit, committed)
             unlessSeen(&out)
-            out.reply = .success(reply(commit: commit))
+            out.answer(.success(reply(commit: commit)))
         }
     }
 
