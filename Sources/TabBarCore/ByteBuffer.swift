@@ -50,9 +50,33 @@ public struct ByteBuffer {
     @inline(__always)
     public mutating func append(_ b: UnsafeBufferPointer<UInt8>) {
         guard let p = b.baseAddress, !b.isEmpty else { return }
-        reserve(b.count)
-        (base + count).update(from: p, count: b.count)
-        count += b.count
+        let n = b.count
+        reserve(n)
+        if n <= 16 { ByteBuffer.copyShort(p, n, to: base + count) } else { (base + count).update(from: p, count: n) }
+        count += n
+    }
+
+    /// Copies `n` (1…16) bytes with a few overlapping loads and stores that cover every
+    /// byte (the ids, names and numbers most appends are), not a `memmove` call.
+    @inline(__always)
+    static func copyShort(_ p: UnsafePointer<UInt8>, _ n: Int, to out: UnsafeMutablePointer<UInt8>) {
+        let q = UnsafeMutableRawPointer(out)
+        if n >= 8 {
+            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
+            let b = UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self)
+            q.storeBytes(of: a, as: UInt64.self)
+            q.storeBytes(of: b, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 {
+            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)
+            let b = UnsafeRawPointer(p + n - 4).loadUnaligned(as: UInt32.self)
+            q.storeBytes(of: a, as: UInt32.self)
+            q.storeBytes(of: b, toByteOffset: n - 4, as: UInt32.self)
+        } else {
+            let a = p[0], b = p[n >> 1], c = p[n - 1]
+            out[0] = a
+            out[n >> 1] = b
+            out[n - 1] = c
+        }
     }
 
     public mutating func append(_ a: [UInt8]) {

@@ -22,6 +22,25 @@ import Testing
         #expect(b.bytes.isEmpty)
     }
 
+    /// Appends of up to 16 bytes take a path of their own (overlapping loads and stores):
+    /// every length, after every offset, across a growth, byte for byte.
+    @Test func shortAndLongAppendsCopyExactly() {
+        for start in 0..<9 {
+            var b = ByteBuffer(capacity: 4)
+            defer { b.free() }
+            var want: [UInt8] = Array(repeating: 0x2E, count: start)
+            b.append(want)
+            for n in 0...20 {
+                let piece = (0..<n).map { UInt8(truncatingIfNeeded: 0x41 + n + $0) }
+                b.append(piece)
+                want += piece
+                b.append(UInt8(ascii: "|"))
+                want.append(UInt8(ascii: "|"))
+            }
+            #expect(b.array == want, "after \(start) bytes")
+        }
+    }
+
     @Test func aReplyIsEncodedAfterWhatIsQueued() {
         var b = ByteBuffer(capacity: 8)
         defer { b.free() }
