@@ -258,7 +258,9 @@ public final class AudioEngine: @unchecked Sendable {
     public func drainReports(_ body: (VoiceReport) -> Void) {
         var counter: UInt64 = 0
         _ = Glibc.read(reportEventFD, &counter, 8)
+        // (The array of the last drain, emptied: its memory is reused, a drain allocates nothing.)
         var out: [VoiceReport] = []
+        swap(&out, &drained)
         let lastError = device.withLock { $0.lastError }
         producer.withLock { p in
             while let r = reports.pop() {
@@ -280,8 +282,14 @@ public final class AudioEngine: @unchecked Sendable {
                 }
             }
         }
-        for r in out { body(r) }
+        for k in out.indices { body(out[k]) }
+        out.removeAll(keepingCapacity: true)
+        swap(&out, &drained)
     }
+
+    /// The reports a drain hands over once the lock is released (state loop only), kept
+    /// empty from drain to drain for its memory.
+    private var drained: [VoiceReport] = []
 
     /// Swaps the bank `bank` returns; voices already playing keep their sounds and finish.
     public func replaceBank(_ bank: SoundBank) {

@@ -155,7 +155,7 @@ extension Reducer {
 
     /// A front end's animation reached its duration without `animation.end`: it ends as `finished`.
     mutating func animationTimerFired(_ id: Int, into out: inout Outcome) {
-        guard state.animations.contains(where: { $0.id == id }) else { return out.reset(.success(.none)) }
+        guard state.animations.contains(where: { $0.id == id }) else { return out.reset() }
         animationEnd(id: id, reason: .finished, into: &out)
         out.effects.removeAll(keepingCapacity: true)
         out.journal = .timerFired(.animation(id))

@@ -50,9 +50,33 @@ public struct ByteBuffer {
     @inline(__always)
     public mutating func append(_ b: UnsafeBufferPointer<UInt8>) {
         guard let p = b.baseAddress, !b.isEmpty else { return }
-        reserve(b.count)
-        (base + count).update(from: p, count: b.count)
-        count += b.count
+        let n = b.count
+        reserve(n)
+        if n <= 16 { ByteBuffer.copyShort(p, n, to: base + count) } else { (base + count).update(from: p, count: n) }
+        count += n
+    }
+
+    /// Copies `n` (1…16) bytes with a few overlapping loads and stores that cover every
+    /// byte (the ids, names and numbers most appends are), not a `memmove` call.
+    @inline(__always)
+    static func copyShort(_ p: UnsafePointer<UInt8>, _ n: Int, to out: UnsafeMutablePointer<UInt8>) {
+        let q = UnsafeMutableRawPointer(out)
+        if n >= 8 {
+            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
+            let b = UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self)
+            q.storeBytes(of: a, as: UInt64.self)
+            q.storeBytes(of: b, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 {
+            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)
+            let b = UnsafeRawPointer(p + n - 4).loadUnaligned(as: UInt32.self)
+            q.storeBytes(of: a, as: UInt32.self)
+            q.storeBytes(of: b, toByteOffset: n - 4, as: UInt32.self)
+        } else {
+            let a = p[0], b = p[n >> 1], c = p[n - 1]
+            out[0] = a
+            out[n >> 1] = b
+            out[n - 1] = c
+        }
     }
 
     public mutating func append(_ a: [UInt8]) {
@@ -152,20 +176,15 @@ extension ByteBuffer {
     /// `bytes` (UTF-8) quoted and escaped: copied whole unless a byte needs an escape
     /// (found eight at a time).
     mutating func quoted(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if bytes.count <= 16, quotedShort(bytes) { return }
         reserve(bytes.count + 2)
         base[count] = UInt8(ascii: "\"")
         count += 1
         var i = 0
         let n = bytes.count
         if let p = bytes.baseAddress {
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
             while i + 8 <= n {
-                let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-                // A quote, a backslash, DEL, or a control byte (below 0x20, high bit clear).
-                let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | zeroByte(w ^ (ones &* 0x7F))
-                    | ((w &- ones &* 0x20) & ~w & highs)
-                if special != 0 { break }
+                if ByteBuffer.anySpecial(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) { break }
                 i += 8
             }
         }
@@ -193,6 +212,54 @@ extension ByteBuffer {
         }
         if n > run { append(UnsafeBufferPointer(rebasing: bytes[run...])) }
         append(UInt8(ascii: "\""))
+    }
+
+    /// `quoted` of a string of at most 16 bytes that needs no escape (ids, names, method
+    /// names: most strings written): checked and copied with a few overlapping loads and
+    /// stores that cover every byte, no loop, no `memmove` call. Returns false, having
+    /// written nothing, when a byte needs an escape.
+    @inline(__always)
+    private mutating func quotedShort(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = bytes.count
+        guard let p = bytes.baseAddress, n > 0 else {
+            put(#""""#)
+            return true
+        }
+        reserve(18)
+        let q = UnsafeMutableRawPointer(base + count + 1)
+        if n >= 8 {
+            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
+            let b = UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self)
+            if ByteBuffer.anySpecial(a) || ByteBuffer.anySpecial(b) { return false }
+            q.storeBytes(of: a, as: UInt64.self)
+            q.storeBytes(of: b, toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 {
+            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)
+            let b = UnsafeRawPointer(p + n - 4).loadUnaligned(as: UInt32.self)
+            if ByteBuffer.anySpecial(UInt64(a) | UInt64(b) << 32) { return false }
+            q.storeBytes(of: a, as: UInt32.self)
+            q.storeBytes(of: b, toByteOffset: n - 4, as: UInt32.self)
+        } else {
+            let a = p[0], b = p[n >> 1], c = p[n - 1]
+            if JSON.needsEscape(a) || JSON.needsEscape(b) || JSON.needsEscape(c) { return false }
+            q.storeBytes(of: a, as: UInt8.self)
+            q.storeBytes(of: b, toByteOffset: n >> 1, as: UInt8.self)
+            q.storeBytes(of: c, toByteOffset: n - 1, as: UInt8.self)
+        }
+        base[count] = UInt8(ascii: "\"")
+        base[count + n + 1] = UInt8(ascii: "\"")
+        count += n + 2
+        return true
+    }
+
+    /// Whether any of the eight bytes of `w` needs an escape: a quote, a backslash, DEL, or
+    /// a control byte (below 0x20). (Exact for "any"; which byte it is, it does not say.)
+    @inline(__always)
+    static func anySpecial(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        return (zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | zeroByte(w ^ (ones &* 0x7F))
+            | ((w &- ones &* 0x20) & ~w & highs)) != 0
     }
 
     /// `s`'s bytes as they are (enum raw values, number literals).
@@ -237,8 +304,19 @@ extension Array {
     /// and leaves the array empty with its memory.
     @inlinable @inline(__always)
     public mutating func drain(_ body: (Element) throws -> Void) rethrows {
-        guard !isEmpty else { return }
-        reverse()
-        while let e = popLast() { try body(e) }
+        // (One or two elements, what a step mostly leaves, without reversing the array.)
+        switch count {
+        case 0:
+            return
+        case 1:
+            try body(removeLast())
+        case 2:
+            let second = removeLast()
+            try body(removeLast())
+            try body(second)
+        default:
+            reverse()
+            while let e = popLast() { try body(e) }
+        }
     }
 }

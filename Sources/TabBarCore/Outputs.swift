@@ -8,7 +8,7 @@ public enum Reply: Equatable, Sendable {
     /// `{"seq":N}`
     case seq(UInt64)
     /// `tab.select`: `{"seq","selected","previous","reselected"}`.
-    case selected(seq: UInt64, tab: String, previous: String?, reselected: Bool)
+    case selected(seq: UInt64, tab: QuotedText, previous: QuotedText?, reselected: Bool)
     /// `{"seq","state"}` (`state.get`, `bar.configure`, `subscribe`).
     indirect case state(seq: UInt64, BarState, Limits)
     /// `feedback.set`: `{"seq","feedback"}`.
@@ -16,7 +16,7 @@ public enum Reply: Equatable, Sendable {
     /// Visibility methods: `{"seq","visibility"}`.
     indirect case visibility(seq: UInt64, Visibility)
     /// `touch`: `{"seq","target","consumed","commit"[,"ignored":true]}`.
-    case touch(seq: UInt64, target: String?, consumed: Bool, commit: Commit?, ignored: Bool)
+    case touch(seq: UInt64, target: QuotedText?, consumed: Bool, commit: Commit?, ignored: Bool)
     /// `badge.set`: `{"seq","badge"[,"hidden_badge"][,"ignored":true]}` (`limits`: the display rules).
     indirect case badge(seq: UInt64, Item, Limits, ignored: Bool)
     /// `animation.begin`: `{"seq","animation"}`.
@@ -31,7 +31,7 @@ public enum Reply: Equatable, Sendable {
         case .empty: o.put("{}")
         case .seq(let s): o.seqHead(s); o.put("}")
         case let .selected(s, tab, previous, reselected):
-            o.seqHead(s); o.put(#","selected":"#); o.string(tab)
+            o.seqHead(s); o.put(#","selected":"#); tab.write(into: &o)
             o.put(#","previous":"#); o.optional(previous)
             o.put(#","reselected":"#); o.bool(reselected); o.put("}")
         case let .state(s, state, limits):
@@ -43,7 +43,8 @@ public enum Reply: Equatable, Sendable {
         case let .touch(s, target, consumed, commit, ignored):
             o.seqHead(s); o.put(#","target":"#); o.optional(target)
             o.put(#","consumed":"#); o.bool(consumed)
-            o.put(#","commit":"#); o.optional(commit?.rawValue)
+            o.put(#","commit":"#)
+            if let commit { o.put("\""); o.utf8(commit.rawValue); o.put("\"") } else { o.put("null") }
             if ignored { o.put(#","ignored":true"#) }
             o.put("}")
         case let .badge(s, item, limits, ignored):
@@ -63,16 +64,16 @@ public enum Reply: Equatable, Sendable {
 /// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
 /// carrying its `seq`, written straight to bytes by `write(into:)`.
 public enum BarEvent: Equatable, Sendable {
-    case tabSelected(seq: UInt64, tab: String, previous: String?, source: Source)
-    case tabReselected(seq: UInt64, tab: String, source: Source)
-    case actionTriggered(seq: UInt64, tab: String, action: String?)
+    case tabSelected(seq: UInt64, tab: QuotedText, previous: QuotedText?, source: Source)
+    case tabReselected(seq: UInt64, tab: QuotedText, source: Source)
+    case actionTriggered(seq: UInt64, tab: QuotedText, action: String?)
     case actionFinished(seq: UInt64, tab: String)
     /// The item after the change; `limits`: the display rules.
     indirect case badgeChanged(seq: UInt64, Item, Limits)
     indirect case barConfigured(seq: UInt64, BarState, Limits)
     indirect case barVisibility(seq: UInt64, Visibility, durationMs: Int)
     case feedbackChanged(seq: UInt64, Feedback)
-    case tabHighlighted(seq: UInt64, tab: String, phase: HighlightPhase)
+    case tabHighlighted(seq: UInt64, tab: QuotedText, phase: HighlightPhase)
     /// `tab` nil: the bar itself (a show/hide slide).
     indirect case animationCue(seq: UInt64, tab: String?, trigger: CueTrigger, kind: AnimationStyle, descriptor: JSON, sound: String?)
     indirect case animationBegan(seq: UInt64, ActiveAnimation)
@@ -109,12 +110,12 @@ public enum BarEvent: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .tabSelected(s, tab, previous, source):
-            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","previous":"#); o.optional(previous)
+            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","previous":"#); o.optional(previous)
             o.put(#","source":"#); o.source(source); o.put("}")
         case let .tabReselected(s, tab, source):
-            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","source":"#); o.source(source); o.put("}")
+            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","source":"#); o.source(source); o.put("}")
         case let .actionTriggered(s, tab, action):
-            o.seqHead(s); o.put(#","tab":"#); o.string(tab)
+            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o)
             if let action { o.put(#","action":"#); o.string(action) }
             o.put("}")
         case let .actionFinished(s, tab):
@@ -130,7 +131,7 @@ public enum BarEvent: Equatable, Sendable {
         case let .feedbackChanged(s, f):
             o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
         case let .tabHighlighted(s, tab, phase):
-            o.seqHead(s); o.put(#","tab":"#); o.string(tab); o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
+            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
             o.put(#","trigger":""#); o.utf8(trigger.rawValue)

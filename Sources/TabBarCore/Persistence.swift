@@ -49,10 +49,16 @@ public enum Persistence {
     /// method and params as it gave them (`params`, its bytes), or what the outcome says to
     /// record instead (`entry`). Replay reads it with the decoder requests go through.
     public static func journalLine(seq: UInt64, method: String, params: UnsafeBufferPointer<UInt8>?, into line: inout ByteBuffer) {
+        journalLine(seq: seq, method: QuotedText(method), params: params, into: &line)
+    }
+
+    /// `journalLine` of a method whose name is already quoted (the server keeps its methods'
+    /// names so: `Workspace.methodNames`).
+    public static func journalLine(seq: UInt64, method: QuotedText, params: UnsafeBufferPointer<UInt8>?, into line: inout ByteBuffer) {
         line.put(#"{"seq":"#)
         line.uint(seq)
         line.put(#","method":"#)
-        line.string(method)
+        method.write(into: &line)
         if let params {
             line.put(#","params":"#)
             line.append(params)

@@ -45,9 +45,9 @@ public struct SoundMap: Equatable, Sendable {
 /// encoded once (`Persistence.journalLine`) and replayed by the decoder that reads requests.
 public enum JournalEntry: Equatable, Sendable {
     /// `tab.select {"tab","source"}` (a touch that selected).
-    case select(tab: String, source: Source)
+    case select(tab: QuotedText, source: Source)
     /// `action.trigger {"tab","source"}` (a touch that triggered).
-    case actionTrigger(tab: String, source: Source)
+    case actionTrigger(tab: QuotedText, source: Source)
     /// `bar.set_hidden {"hidden","reason"}`.
     case setHidden(Bool, reason: HideReason)
     /// `timer.fired`: a replay only counts its seq (timers are not persisted).
@@ -76,7 +76,7 @@ public enum JournalEntry: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .select(tab, source), let .actionTrigger(tab, source):
-            o.put(#"{"tab":"#); o.string(tab); o.put(#","source":"#); o.source(source); o.put("}")
+            o.put(#"{"tab":"#); tab.write(into: &o); o.put(#","source":"#); o.source(source); o.put("}")
         case let .setHidden(hidden, reason):
             o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.utf8(reason.rawValue); o.put(#""}"#)
         case .timerFired(let key):
@@ -112,12 +112,38 @@ public struct Outcome: Equatable, Sendable {
         journal = nil
     }
 
+    /// Starts the outcome afresh with no reply (`.success(.none)`), no events, effects or
+    /// journal entry. (A reply already `.success(.none)`, what `takeReply` leaves, is left
+    /// as it is: replacing it destroyed it through the `Result`'s value witnesses.)
+    @inline(__always)
+    mutating func reset() {
+        if case .success(.none) = reply {} else { reply = .success(.none) }
+        events.empty()
+        effects.empty()
+        journal = nil
+    }
+
+    /// Sets the step's reply. Over `.success(.none)`, what `reset` leaves, it is written in
+    /// place: that value holds nothing to release, and destroying it went through the
+    /// `Result`'s value witnesses.
+    @inline(__always)
+    mutating func answer(_ r: Result<Reply, RPCError>) {
+        if case .success(.none) = reply {
+            withUnsafeMutablePointer(to: &reply) { $0.initialize(to: r) }
+        } else {
+            reply = r
+        }
+    }
+
     /// The reply, moved out (no copy), `.success(.none)` left in its place.
     @inline(__always)
     public mutating func takeReply() -> Result<Reply, RPCError> {
-        var r = Result<Reply, RPCError>.success(.none)
-        swap(&r, &reply)
-        return r
+        // (Moved out of its memory and replaced there: `swap` copied it once more.)
+        withUnsafeMutablePointer(to: &reply) { p in
+            let r = p.move()
+            p.initialize(to: .success(.none))
+            return r
+        }
     }
 
     /// Adds the sound to play, if any.
@@ -174,7 +200,7 @@ public struct Reducer: Sendable {
     /// keep their memory, so a command allocates none).
     public mutating func reduce(_ command: StateCommand, at now: Int64 = 0, into out: inout Outcome) {
         self.now = now
-        out.reset(.success(.none))
+        out.reset()
         switch command {
         case let .configure(items, badgeGiven, selected, layout, settings):
             configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings, into: &out)
@@ -216,11 +242,11 @@ public struct Reducer: Sendable {
             if f != state.feedback {
                 state.feedback = f
                 state.seq += 1
-                out.reply = .success(.feedback(seq: seq, f))
+                out.answer(.success(.feedback(seq: seq, f)))
                 out.events.append(.feedbackChanged(seq: seq, f))
                 return
             }
-            out.reply = .success(.feedback(seq: seq, f))
+            out.answer(.success(.feedback(seq: seq, f)))
         }
     }
 
@@ -256,6 +282,13 @@ public struct Reducer: Sendable {
 
     // MARK: Selection
 
+    /// The JSON text of item id `id` (nil: nil), as its item holds it.
+    @inline(__always)
+    func text(of id: String?) -> QuotedText? {
+        guard let id else { return nil }
+        return Item.text(of: id, in: state.items)
+    }
+
     @inline(__always)
     func resolve(_ ref: TabRef) -> Result<Int, RPCError> {
         switch ref {
@@ -282,29 +315,33 @@ public struct Reducer: Sendable {
         if !state.items[k].enabled { return out.fail(.notSelectable(state.items[k].id, "it is disabled")) }
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return out.fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
-        let reselected = commitTab(k, source: source, into: &out)
-        out.reply = .success(.selected(seq: seq, tab: state.items[k].id, previous: state.previous, reselected: reselected))
+        let (reselected, previous) = commitTab(k, source: source, into: &out)
+        out.answer(.success(.selected(seq: seq, tab: state.items[k].idText, previous: previous, reselected: reselected)))
     }
 
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
     /// counted): exactly one commit event, its cues and sound; the active action and the
-    /// scroll hide reason are cleared. Returns whether it was a reselect.
-    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> Bool {
-        let id = state.items[k].id
+    /// scroll hide reason are cleared. Returns whether it was a reselect, and the previous
+    /// tab's text (what the reply to a select names).
+    @discardableResult
+    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: QuotedText?) {
+        let id = state.items[k].idText
         var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
         if let s = state.selected { old = state.index(of: s) }
         let (reselected, effects) = moveSelection(to: k, source: source)
+        var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
+        if !reselected, let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
         if reselected {
             out.events.append(.tabReselected(seq: seq, tab: id, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            out.events.append(.tabSelected(seq: seq, tab: id, previous: state.previous, source: source))
+            out.events.append(.tabSelected(seq: seq, tab: id, previous: previous, source: source))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
         out.play(effects)
         withdrawScrollReason(into: &out)
-        return reselected
+        return (reselected, previous)
     }
 
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
@@ -330,7 +367,7 @@ public struct Reducer: Sendable {
         }
         guard item.enabled else { return out.fail(.notSelectable(tab, "it is disabled")) }
         state.seq += 1
-        out.reply = .success(.seq(seq))
+        out.answer(.success(.seq(seq)))
         commitAction(state.index(of: tab)!, source: source, into: &out)
     }
 
@@ -339,7 +376,7 @@ public struct Reducer: Sendable {
     mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
         let item = state.items[k]
         state.activeAction = item.id
-        out.events.append(.actionTriggered(seq: seq, tab: item.id, action: item.action))
+        out.events.append(.actionTriggered(seq: seq, tab: item.idText, action: item.action))
         if source == .user { out.play(sound(item.kind == .center ? .center : .action, own: item.sound)) }
     }
 
@@ -348,7 +385,7 @@ public struct Reducer: Sendable {
         guard state.activeAction == tab else { return out.reset(.success(.seq(seq))) }
         state.seq += 1
         state.activeAction = nil
-        out.reply = .success(.seq(seq))
+        out.answer(.success(.seq(seq)))
         out.events.append(.actionFinished(seq: seq, tab: tab))
     }
 }

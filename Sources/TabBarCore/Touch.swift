@@ -42,8 +42,8 @@ extension Reducer {
 
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
-        let target: String?  // (read once: a closure over the state would copy it)
-        if let k = h.index { target = state.items[k].id } else { target = nil }
+        let target: QuotedText?  // (read once: a closure over the state would copy it)
+        if let k = h.index { target = state.items[k].idText } else { target = nil }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
             .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)
         }
@@ -54,15 +54,15 @@ extension Reducer {
                 // A touch that starts on nothing ends the one in progress, if any.
                 guard touch.active != nil else { return out.reset(.success(reply())) }
                 state.seq += 1
-                out.reset(.success(.none))
+                out.reset()
                 endTouch(.cancel, into: &out)
                 out.journal = journalEntry(commit: nil, nil)
                 unlessSeen(&out)
-                out.reply = .success(reply())
+                out.answer(.success(reply()))
                 return
             }
             state.seq += 1
-            out.reset(.success(.none))
+            out.reset()
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
             highlightBegin(k, into: &out)
@@ -74,26 +74,26 @@ extension Reducer {
             }
             out.journal = journalEntry(commit: commit, k)
             unlessSeen(&out)
-            out.reply = .success(reply(commit: commit))
+            out.answer(.success(reply(commit: commit)))
         case .up, .cancel:
             guard let active = touch.active, touchID == nil || touchID == active.id else {
                 // No sequence in progress with this id: a stray or replayed up/cancel.
                 return out.reset(.success(reply(ignored: true)))
             }
             state.seq += 1
-            out.reset(.success(.none))
+            out.reset()
             touch.active = nil
             var commit: Commit?
             var committed: Int?
             if phase == .up, let k = h.index, state.items[k].id == active.item {
-                highlightEnd(active.item, .end, into: &out)
+                highlightEnd(active.item, at: k, .end, into: &out)
                 if !active.committed { commit = self.commit(k, into: &out); committed = k }
             } else {
                 highlightEnd(active.item, .cancel, into: &out)
             }
             out.journal = journalEntry(commit: commit, committed)
             unlessSeen(&out)
-            out.reply = .success(reply(commit: commit))
+            out.answer(.success(reply(commit: commit)))
         }
     }
 
@@ -113,14 +113,14 @@ extension Reducer {
     @inline(__always)
     func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
         guard let commit, let k else { return .touchHighlight }
-        let tab = state.items[k].id
+        let tab = state.items[k].idText
         return commit == .action ? .actionTrigger(tab: tab, source: .user) : .select(tab: tab, source: .user)
     }
 
     /// Commits item `k` for the user: reselect, select, or trigger.
     mutating func commit(_ k: Int, into out: inout Outcome) -> Commit {
         if state.items[k].kind == .tab {
-            return commitTab(k, source: .user, into: &out) ? .reselect : .select
+            return commitTab(k, source: .user, into: &out).reselected ? .reselect : .select
         }
         commitAction(k, source: .user, into: &out)
         return .action
@@ -145,7 +145,7 @@ extension Reducer {
         }
         state.seq += 1
         out.reset(.success(.seq(seq)))
-        if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, phase, into: &out) }
+        if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, at: k, phase, into: &out) }
     }
 
     /// Highlights item `k`, cancelling another highlight first.
@@ -154,15 +154,18 @@ extension Reducer {
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
         guard state.highlighted != id else { return }
         state.highlighted = id
-        out.events.append(.tabHighlighted(seq: seq, tab: id, phase: .begin))
+        out.events.append(.tabHighlighted(seq: seq, tab: state.items[k].idText, phase: .begin))
         cue(.highlight, k, into: &out)
     }
 
-    /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`.
-    mutating func highlightEnd(_ id: String, _ phase: HighlightPhase, into out: inout Outcome) {
+    /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`;
+    /// `k`: its index, when the caller knows it (no search for its text).
+    mutating func highlightEnd(_ id: String, at k: Int? = nil, _ phase: HighlightPhase, into out: inout Outcome) {
         guard state.highlighted == id else { return }
         state.highlighted = nil
-        out.events.append(.tabHighlighted(seq: seq, tab: id, phase: phase))
+        let tab: QuotedText
+        if let k { tab = state.items[k].idText } else { tab = Item.text(of: id, in: state.items) }
+        out.events.append(.tabHighlighted(seq: seq, tab: tab, phase: phase))
     }
 
     /// The bar went hidden: no touch or highlight may outlive it.

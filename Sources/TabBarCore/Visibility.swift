@@ -107,9 +107,9 @@ extension Reducer {
     mutating func changeVisibility(to v: Visibility, animated: Bool, into out: inout Outcome) {
         guard v.logical != state.visibility.logical else { return visibilityReply(into: &out) }
         state.seq += 1
-        out.reset(.success(.none))
+        out.reset()
         applyVisibility(v, animated: animated, into: &out)
-        out.reply = .success(.visibility(seq: seq, state.visibility))
+        out.answer(.success(.visibility(seq: seq, state.visibility)))
     }
 
     /// Applies new reasons/stack as part of the change being made. When the bar flips between
@@ -154,10 +154,10 @@ extension Reducer {
     /// The show/hide animation is due to end: phase back to `idle` (one more seq).
     mutating func visibilityTimerFired(into out: inout Outcome) {
         let v = state.visibility
-        guard v.phase != .idle else { return out.reset(.success(.none)) }
+        guard v.phase != .idle else { return out.reset() }
         if now < v.phaseEndMs {
             // Early (the animation was retargeted meanwhile): wait for its new end.
-            out.reset(.success(.none))
+            out.reset()
             return out.effects.append(.timer(.visibility, atMs: v.phaseEndMs))
         }
         state.seq += 1

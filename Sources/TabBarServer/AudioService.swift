@@ -5,7 +5,7 @@ import TabBarAudio
 /// The server's side of audio: the sound bank, the engine and its sink, and the
 /// fallback to the null sink when no device can be opened.
 final class AudioService {
-    var config: ServerConfig
+    var config: ServerConfig { didSet { lastPlayed = nil } }
     private(set) var bank: SoundBank
     private(set) var engine: AudioEngine?
     /// `--audio auto`'s sink (real device or null sink meanwhile); nil in the other modes.
@@ -13,6 +13,10 @@ final class AudioService {
     /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
     private(set) var nullSink: NullSink?
     private var startError: String?
+    /// The sound `play` found last and how it retriggers (a run of taps plays one click: no
+    /// lookup in the bank or the config, no hashing of its name, per click). Forgotten when
+    /// the bank or the config is replaced.
+    private var lastPlayed: (name: String, sound: Sound, retrigger: Retrigger)?
 
     /// Which sink is in use, for logs, STATUS= and stats.
     var sinkName: String {
@@ -80,10 +84,17 @@ final class AudioService {
     /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
     /// `AudioEngine.play`).
     func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, RPCError> {
-        guard let sound = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
+        let sound: Sound, retrigger: Retrigger
+        if let last = lastPlayed, last.name == name {
+            (sound, retrigger) = (last.sound, last.retrigger)
+        } else {
+            guard let found = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
+            (sound, retrigger) = (found, config.soundRetrigger[name] ?? .overlap)
+            lastPlayed = (name, sound, retrigger)
+        }
         guard let engine else { return .failure(.audioUnavailable(startError ?? "the audio engine is not running")) }
         switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
-                           retrigger: config.soundRetrigger[name] ?? .overlap, wake: wake) {
+                           retrigger: retrigger, wake: wake) {
         case .started(let voice): return .success(voice)
         case .unavailable(let why): return .failure(.audioUnavailable(why))
         }
@@ -113,6 +124,7 @@ final class AudioService {
     func reload() -> [(String, String)] {
         let fresh = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: bank.format, log: AudioService.log)
         bank = fresh
+        lastPlayed = nil
         engine?.replaceBank(fresh)
         Log.notice("Sounds reloaded", ["sounds": String(fresh.sounds.count), "failed": String(fresh.failures.count)])
         return fresh.failures.map { ($0.path, $0.reason) }

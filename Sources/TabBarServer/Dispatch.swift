@@ -39,7 +39,7 @@ extension Server {
         }
         switch command {
         case .state(let cmd):
-            apply(cmd, method: request.method, params: params, id: request.id, from: c)
+            apply(cmd, method: work.methodName(request.methodIndex, request.method), params: params, id: request.id, from: c)
         case .server(let cmd):
             // They read state or stats: let them see only changes that are in the journal.
             commitBatch()

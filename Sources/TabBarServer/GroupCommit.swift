@@ -13,7 +13,7 @@ extension Server {
     /// records instead), its events and its reply; `commitBatch` writes it at the end of
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
     /// A command that changes nothing is answered at once, after what is staged.
-    func apply(_ command: StateCommand, method: String, params: JSONValue?, id: RequestID?, from c: Connection?) {
+    func apply(_ command: StateCommand, method: QuotedText, params: JSONValue?, id: RequestID?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
         var opening = !batch.open
@@ -43,7 +43,7 @@ extension Server {
         }
         // (Moved, not copied: the outcome is reset for the next command.)
         work.outcome.effects.drain { batch.effects.append($0) }
-        work.outcome.events.drain { batch.outputs.append(.event($0)) }
+        work.outcome.events.drain { batch.events.append($0) }
         guard let c else {
             batch.count += 1
             commitBatch()
@@ -52,10 +52,8 @@ extension Server {
         batch.count += 1
         batch.clientChanges += 1
         if let id {
-            switch work.outcome.takeReply() {  // (moved, not copied: the outcome is reset next)
-            case .success(let reply): batch.outputs.append(.reply(c, id, reply))
-            case .failure(let error): batch.outputs.append(.refusal(c, id, error))
-            }
+            // (Moved, not copied: the outcome is reset next.)
+            batch.answers.append(Batch.Answer(connection: c, id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count))
             stats.handling.record(MonotonicClock.nanoseconds() &- work.lineReadNs)
         }
     }
@@ -75,32 +73,31 @@ extension Server {
             peerLogs.write(.journal, .error, "Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused",
                            ["error": "\(error)", "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
             let refused = storageFailed("\(error)")
-            for output in batch.outputs {
-                switch output {
-                case .event, .taken: continue
-                case let .reply(c, id, _), let .refusal(c, id, _):
-                    if !c.closed { c.queueReply(id: id, .failure(refused)) }
-                }
+            for k in 0..<batch.answers.count {
+                let c = batch.answers[k].connection
+                if !c.closed { c.queueReply(id: batch.answers[k].id, .failure(refused)) }
             }
             stats.errors += batch.clientChanges
             batch.close()
             return false
         }
         batch.publishing = true
-        for k in batch.outputs.indices {
-            switch batch.take(k) {
-            case .event(let e):
-                broadcast(e)
-            case let .reply(c, id, reply):
-                guard !c.closed else { continue }
-                c.queueReply(id: id, reply)  // (its reading marked it for flushing)
-            case let .refusal(c, id, error):
-                guard !c.closed else { continue }
-                stats.errors += 1
-                c.queueReply(id: id, .failure(error))
-            case .taken:
-                continue
+        // In order: each answer after the events staged before it. (Moved out: publishing
+        // costs no copy.)
+        var e = 0
+        for k in 0..<batch.answers.count {
+            let a = batch.answers.take(k)
+            while e < a.eventsBefore {
+                broadcast(batch.events.take(e))
+                e += 1
             }
+            guard !a.connection.closed else { continue }
+            if case .failure = a.result { stats.errors += 1 }
+            a.connection.queueReply(id: a.id, a.result)  // (its reading marked it for flushing)
+        }
+        while e < batch.events.count {
+            broadcast(batch.events.take(e))
+            e += 1
         }
         batch.publishing = false
         let effects = batch.effects
@@ -145,20 +142,21 @@ extension Server {
 /// commit), with what they will say once they are: their events and replies, in order,
 /// typed. Until `Server.commitBatch` nothing of them has left the process.
 struct Batch {
-    /// What a staged change will publish or answer.
-    enum Output {
-        case event(BarEvent)
-        /// (Typed cases rather than a `Result`: staging one is a plain copy, no generic one.)
-        case reply(Connection, RequestID, Reply)
-        case refusal(Connection, RequestID, RPCError)
-        /// Already published (`take`).
-        case taken
+    /// A request's reply or refusal, as the reducer made it, and where it goes.
+    struct Answer {
+        let connection: Connection
+        let id: RequestID
+        let result: Result<Reply, RPCError>
+        /// How many of the group's events were staged before it (they are published first).
+        let eventsBefore: Int
     }
 
     private(set) var open = false
     private(set) var stateBefore = BarState.defaultBar
     var effects: [Effect] = []
-    var outputs: [Output] = []
+    /// What the group will publish and answer (moved in and out, never copied; see `MoveList`).
+    let events = MoveList<BarEvent>()
+    let answers = MoveList<Answer>()
     /// A committed group's events are being published (`Server.commitBatch`): a burst, see `fellBehind`.
     var publishing = false
     /// Changes staged, and those of them a client asked for (the rest are timers').
@@ -173,19 +171,12 @@ struct Batch {
     @inline(__always)
     mutating func join() { open = true }
 
-    /// Output `k`, moved out (publishing it then costs no copy), `.taken` left in its place.
-    @inline(__always)
-    mutating func take(_ k: Int) -> Output {
-        var o = Output.taken
-        swap(&o, &outputs[k])
-        return o
-    }
-
     mutating func close() {
         open = false
         count = 0
         clientChanges = 0
         effects.empty()
-        outputs.empty()
+        events.removeAll()
+        answers.removeAll()
     }
 }

@@ -58,7 +58,9 @@ extension Server {
             guard !clients.subscribers.isEmpty else { stats.events += 1; return }
             broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name), "frame": .int(frame)])))
         }, failed: { voice, name, reason in
+            // (The log line's fields are made only if it is written, the event only if someone listens.)
             peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: MonotonicClock.nanoseconds())
+            guard !clients.subscribers.isEmpty else { stats.events += 1; return }
             broadcast(Event("sound.failed", .obj(["voice": .int(voice), "name": .string(name), "reason": .string(reason)])))
         })
     }

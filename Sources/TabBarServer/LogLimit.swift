@@ -25,8 +25,10 @@ struct LogLimit {
         self.intervalNs = intervalNs
     }
 
-    /// Writes the line unless this interval's burst is used up; then counts it.
-    mutating func write(_ p: Priority, _ message: String, _ meta: KeyValuePairs<String, String> = [:], nowNs: UInt64) {
+    /// Writes the line unless this interval's burst is used up; then counts it. The message
+    /// and its fields are made only for a line that is written (a suppressed one is counted).
+    mutating func write(_ p: Priority, _ message: @autoclosure () -> String,
+                        _ meta: @autoclosure () -> KeyValuePairs<String, String> = [:], nowNs: UInt64) {
         guard p <= Log.level else { return }
         flush(nowNs: nowNs)
         if !started || nowNs >= windowStartNs + intervalNs {
@@ -36,7 +38,7 @@ struct LogLimit {
         }
         if written < burst {
             written += 1
-            emit(p, message, meta)
+            emit(p, message(), meta())
         } else {
             suppressed += 1
             suppressedPriority = min(suppressedPriority, p)
@@ -81,9 +83,10 @@ struct PeerLogs {
         }
     }
 
-    /// Writes a line of `kind`, within that kind's limit.
-    mutating func write(_ kind: Kind, _ p: Priority, _ message: String, _ meta: KeyValuePairs<String, String> = [:], nowNs: UInt64) {
-        limits[kind.rawValue].write(p, message, meta, nowNs: nowNs)
+    /// Writes a line of `kind`, within that kind's limit (its text made only if it is written).
+    mutating func write(_ kind: Kind, _ p: Priority, _ message: @autoclosure () -> String,
+                        _ meta: @autoclosure () -> KeyValuePairs<String, String> = [:], nowNs: UInt64) {
+        limits[kind.rawValue].write(p, message(), meta(), nowNs: nowNs)
     }
 
     /// Says what was suppressed in intervals that are over.

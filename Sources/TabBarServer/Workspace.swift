@@ -17,6 +17,15 @@ final class Workspace {
     var lineReadNs: UInt64 = 0
     /// What the reducer makes of a command (reused: its arrays keep their memory).
     var outcome = Outcome(reply: .success(.none))
+    /// Every method's name as its journal lines write it, by its index in `Methods.all`.
+    let methodNames = Methods.all.map { QuotedText($0.name) }
+
+    /// A request's method name, quoted: a known one (its `methodIndex`) from `methodNames`.
+    @inline(__always)
+    func methodName(_ index: Int?, _ name: String) -> QuotedText {
+        if let index { return methodNames[index] }
+        return QuotedText(name)
+    }
 
     deinit { scratch.free() }
 

@@ -22,6 +22,25 @@ import Testing
         #expect(b.bytes.isEmpty)
     }
 
+    /// Appends of up to 16 bytes take a path of their own (overlapping loads and stores):
+    /// every length, after every offset, across a growth, byte for byte.
+    @Test func shortAndLongAppendsCopyExactly() {
+        for start in 0..<9 {
+            var b = ByteBuffer(capacity: 4)
+            defer { b.free() }
+            var want: [UInt8] = Array(repeating: 0x2E, count: start)
+            b.append(want)
+            for n in 0...20 {
+                let piece = (0..<n).map { UInt8(truncatingIfNeeded: 0x41 + n + $0) }
+                b.append(piece)
+                want += piece
+                b.append(UInt8(ascii: "|"))
+                want.append(UInt8(ascii: "|"))
+            }
+            #expect(b.array == want, "after \(start) bytes")
+        }
+    }
+
     @Test func aReplyIsEncodedAfterWhatIsQueued() {
         var b = ByteBuffer(capacity: 8)
         defer { b.free() }
@@ -47,6 +66,14 @@ import Testing
         events.drain { seen.append($0) }
         #expect(seen == [.actionFinished(seq: 1, tab: "a"), .actionFinished(seq: 2, tab: "b"), .actionFinished(seq: 3, tab: "c")])
         #expect(events.isEmpty && events.capacity >= 3)
+        // Every count (one and two have a path of their own), in order, the memory kept.
+        for n in 0...5 {
+            var list = (0..<n).map { "e\($0)" }
+            var got: [String] = []
+            list.drain { got.append($0) }
+            #expect(got == (0..<n).map { "e\($0)" }, "\(n) elements")
+            #expect(list.isEmpty && list.capacity >= n)
+        }
         var more = ["x", "y"]
         more.empty()
         #expect(more.isEmpty && more.capacity >= 2)

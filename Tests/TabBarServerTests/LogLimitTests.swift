@@ -46,6 +46,21 @@ import Testing
         #expect(r.lines[4].2["last"] == "yes")
     }
 
+    /// A storm of lines (a burst of clicks the voice pool could not hold, each a `Sound
+    /// failed`) makes the text and fields only of the lines written, not of those counted.
+    @Test func onlyTheLinesWrittenAreMade() {
+        let r = Recorder()
+        var l = Self.limit(r)
+        var made = 0
+        func fields(_ k: Int) -> KeyValuePairs<String, String> { made += 1; return ["uid": String(k)] }
+        for k in 0..<100 { l.write(.warning, "Refused a client", fields(k), nowNs: 1) }
+        for _ in 0..<50 { l.write(.debug, "Client connected", fields(0), nowNs: 1) }
+        #expect(made == 3)
+        #expect(r.lines.map(\.2["uid"]) == ["0", "1", "2"])
+        l.flush(nowNs: 100_000_000_000)
+        #expect(r.lines.last?.1.hasPrefix("Suppressed 97 log lines") == true)
+    }
+
     @Test func linesBelowTheLogLevelAreNeitherWrittenNorCounted() {
         let r = Recorder()
         var l = Self.limit(r)

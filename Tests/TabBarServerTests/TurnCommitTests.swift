@@ -62,6 +62,20 @@ import TabBarCore
         #expect(String(decoding: buf[0..<max(0, n)], as: UTF8.self).split(separator: "\n").count == 3)
     }
 
+    /// A subscriber that makes changes itself reads each change's event before its reply,
+    /// in the order of the changes, when the group is published.
+    @Test func aSubscribersOwnChangesComeEventThenReplyInOrder() throws {
+        let r = try Rig()
+        r.send(Self.select(1, "chat"), from: r.sub)
+        r.send(#"{"jsonrpc":"2.0","id":2,"method":"badge.set","params":{"tab":"home","count":3}}"#, from: r.a)
+        r.send(Self.select(3, "me"), from: r.sub)
+        #expect(r.sub.out.bytes.isEmpty && r.a.out.bytes.isEmpty, "nothing before the group's write")
+        r.server.commitBatch()
+        let sub = r.lines(r.sub).map { $0["method"]?.stringValue ?? "reply \($0["id"]?.intValue ?? -1)" }
+        #expect(sub == ["tab.selected", "reply 1", "badge.changed", "tab.selected", "reply 3"])
+        #expect(r.lines(r.a).map { $0["id"] } == [.int(2)])
+    }
+
     @Test func aFailedWriteRefusesEachClientsChangesOnItsOwnConnection() throws {
         let r = try Rig()
         r.send(Self.select(1, "chat"), from: r.a)

@@ -1,0 +1,66 @@
+import Testing
+@testable import TabBarCore
+
+/// Item ids are written from their JSON text, made once (`Item.idText`): it must follow the
+/// id when it changes, be exactly how strings are quoted, and reach every reply, event and
+/// journal line the id is written in — an id with escapes and past the short-string path
+/// included, and a previous tab that is no longer on the bar.
+@Suite struct QuotedTextTests {
+    static let odd = #"tab "one"\ é €"# + String(repeating: "x", count: 20)
+
+    @Test func theTextFollowsTheIdAndIsHowStringsAreQuoted() {
+        var item = Item(id: "home")
+        #expect(item.idText.text == Array(#""home""#.utf8))
+        let control = Self.odd + "\u{7F}\u{01}"
+        item.id = control
+        var want: [UInt8] = []
+        JSON.writeString(control, into: &want)
+        #expect(item.idText.text == want)
+        #expect(item == Item(id: control, title: "home"))
+    }
+
+    @Test func everyOutputOfASelectAndATouchCarriesTheId() throws {
+        var r = Reducer()
+        let items = #"{"items":[{"id":"home"},{"id":\#(String(decoding: JSON.string(Self.odd).encoded(), as: UTF8.self))},{"id":"me"}],"selected":"home"}"#
+        #expect(run(&r, "bar.configure", items).error == nil)
+        let o = run(&r, "tab.select", #"{"index":1}"#)
+        #expect(o.value?["selected"] == .string(Self.odd))
+        #expect(o.value?["previous"] == .string("home"))
+        #expect(o.events.map(\.params["tab"]) == [.string(Self.odd)])
+        // A tap on the third of three tabs (375 points wide): highlight, then select.
+        let down = run(&r, "touch", #"{"phase":"down","x":300,"y":20}"#)
+        #expect(down.value?["target"] == .string("me"))
+        let up = run(&r, "touch", #"{"phase":"up","x":300,"y":20}"#)
+        #expect(up.events.map(\.method) == ["tab.highlighted", "tab.selected"])
+        #expect(up.events.last?.params["previous"] == .string(Self.odd))
+        let line = String(decoding: Persistence.journalLine(seq: 9, try #require(up.journal)), as: UTF8.self)
+        #expect(line == #"{"seq":9,"method":"tab.select","params":{"tab":"me","source":"user"}}"# + "\n")
+        // Back on the odd tab by touch: its id in the reply and the journal line, escaped.
+        _ = run(&r, "touch", #"{"phase":"down","x":187,"y":20}"#)
+        let up2 = run(&r, "touch", #"{"phase":"up","x":187,"y":20}"#)
+        #expect(up2.value?["target"] == .string(Self.odd))
+        let line2 = try JSON.parse(Persistence.journalLine(seq: 10, try #require(up2.journal)))
+        #expect(line2["params"]?["tab"] == .string(Self.odd))
+    }
+
+    @Test func aPreviousTabNoLongerOnTheBarIsWrittenFromItsId() {
+        var r = Reducer()
+        _ = run(&r, "tab.select", #"{"tab":"chat"}"#)
+        // "home", the previous tab, leaves the bar; selecting "chat" again is a reselect
+        // whose reply still names the previous tab the state keeps.
+        #expect(run(&r, "bar.configure", #"{"items":[{"id":"nearby"},{"id":"chat"},{"id":"me"}]}"#).error == nil)
+        let o = run(&r, "tab.select", #"{"tab":"chat"}"#)
+        #expect(r.state.items.allSatisfy { $0.id != r.state.previous })
+        #expect(o.value?["previous"] == (r.state.previous.map { JSON.string($0) } ?? .null))
+        #expect(o.value?["reselected"] == .bool(true))
+    }
+}
+
+extension Persistence {
+    /// A journal line of `entry` as bytes.
+    static func journalLine(seq: UInt64, _ entry: JournalEntry) -> [UInt8] {
+        var line: [UInt8] = []
+        journalLine(seq: seq, entry, into: &line)
+        return line
+    }
+}
