@@ -1,7 +1,7 @@
 /// Reading a request line: its top-level object's members straight from the bytes, each
 /// member's value into the tape by the one grammar's parser (`Parser.value`). The
-/// envelope's own object and keys make no tokens, and each key is matched once, by its
-/// length and bytes, against the four the envelope reads.
+/// envelope's own object and keys make no tokens, and each key is matched once against the
+/// four the envelope reads (by one word of its bytes; a key with escapes decoded first).
 ///
 /// Accepting and refusing are the parser's: the object's structure, its keys (escapes,
 /// UTF-8) and their duplicates are checked as `Parser.parse` checks them, and when the
@@ -146,6 +146,7 @@ extension JSONDocument.Parser {
         }
     }
 
+    /// The bytes key `key` stands for (escapes resolved).
     @inline(never)
     private static func decoded(_ key: (start: Int, end: Int, kind: Token.Kind), _ p: UnsafePointer<UInt8>) -> [UInt8] {
         let raw = UnsafeBufferPointer(start: p + key.start, count: key.end - key.start)
