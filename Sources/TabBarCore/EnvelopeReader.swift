@@ -1,7 +1,7 @@
 /// Reading a request line: its top-level object's members straight from the bytes, each
 /// member's value into the tape by the one grammar's parser (`Parser.value`). The
-/// envelope's own object and keys make no tokens, and each key is matched once, by its
-/// length and bytes, against the four the envelope reads.
+/// envelope's own object and keys make no tokens, and each key is matched once against the
+/// four the envelope reads (by one word of its bytes; a key with escapes decoded first).
 ///
 /// Accepting and refusing are the parser's: the object's structure, its keys (escapes,
 /// UTF-8) and their duplicates are checked as `Parser.parse` checks them, and when the
@@ -39,8 +39,9 @@ extension JSONDocument.Parser {
         do { return try readEnvelope(s, maxDepth: maxDepth) } catch { return nil }
     }
 
-    /// `method` and `params` as the six bytes of a little-endian word.
-    private static let method6: UInt64 = 0x64_6F_68_74_65_6D, params6: UInt64 = 0x73_6D_61_72_61_70
+    /// `id`, `method`, `params` and `jsonrpc` with their closing quote, as the bytes of a
+    /// little-endian word.
+    private static let idQ: UInt64 = 0x226469, methodQ: UInt64 = 0x22646F6874656D, paramsQ: UInt64 = 0x22736D61726170, jsonrpcQ: UInt64 = 0x226370726E6F736A
 
     /// Other keys of the envelope, at most this many, are compared for duplicates here
     /// (more: the whole line is parsed and read as `Envelope.read(_: JSONValue)` reads it).
@@ -71,22 +72,20 @@ extension JSONDocument.Parser {
         } else {
             while true {
                 guard p[i] == UInt8(ascii: "\"") else { return nil }
-                let (end, kind) = try string(p, n, i + 1)
-                let start = i + 1, length = end - start
-                // Which of the four (or none) the key names.
-                var slot = -1
-                if kind == .string {
-                    if length == 2 {
-                        if p[start] == UInt8(ascii: "i") && p[start + 1] == UInt8(ascii: "d") { slot = 0 }
-                    } else if length == 6 {
-                        let w = UnsafeRawPointer(p + start).loadUnaligned(as: UInt32.self), v = UInt64(w) | UInt64(UnsafeRawPointer(p + start + 4).loadUnaligned(as: UInt16.self)) << 32
-                        if v == method6 { slot = 1 } else if v == params6 { slot = 2 }
-                    } else if length == 7 && memcmpEqual(p + start, ("jsonrpc" as StaticString).utf8Start, 7) {
-                        slot = 3
-                    }
-                } else {
-                    slot = escapedSlot(UnsafeBufferPointer(start: p + start, count: length))
+                // Which of the four (or none) the key names: the four, with their closing
+                // quote, are told by one word (eight bytes can be read: zero bytes follow
+                // the text); any other key is scanned, and one with escapes decoded.
+                let start = i + 1, w = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self)
+                var slot = -1, end: Int, kind = Token.Kind.string
+                if w & 0xFF_FFFF == idQ { slot = 0; end = start + 2 }
+                else if w & 0xFF_FFFF_FFFF_FFFF == methodQ { slot = 1; end = start + 6 }
+                else if w & 0xFF_FFFF_FFFF_FFFF == paramsQ { slot = 2; end = start + 6 }
+                else if w == jsonrpcQ { slot = 3; end = start + 7 }
+                else {
+                    (end, kind) = try string(p, n, start)
+                    if kind == .escapedString { slot = escapedSlot(UnsafeBufferPointer(start: p + start, count: end - start)) }
                 }
+                let length = end - start
                 if slot < 0 {
                     // A duplicate of an earlier other key (the four are told apart by their slots).
                     if otherCount == otherKeys { return nil }
@@ -147,6 +146,7 @@ extension JSONDocument.Parser {
         }
     }
 
+    /// The bytes key `key` stands for (escapes resolved).
     @inline(never)
     private static func decoded(_ key: (start: Int, end: Int, kind: Token.Kind), _ p: UnsafePointer<UInt8>) -> [UInt8] {
         let raw = UnsafeBufferPointer(start: p + key.start, count: key.end - key.start)

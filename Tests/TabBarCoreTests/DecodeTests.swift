@@ -139,6 +139,25 @@ import Testing
         #expect(throws: RPCError.invalidParams("abc", #"Unknown field "abc"; accepted fields: ab, ac, ad, ."#)) { try p.only(["ab", "ac", "ad", ""]) }
     }
 
+    /// Keys that begin like the envelope's four, or are theirs with a byte more or less,
+    /// are other members (ignored), whatever follows them in the line.
+    @Test func nearKeysAreOtherMembers() throws {
+        for key in ["i", "idx", "iD", "id ", "metho", "methods", "method2", "param", "paramsx", "jsonrp", "jsonrpcx", "jsonrpc2", "ids"] {
+            for rest in [#","method":"ping"}"#, #"}"#] {
+                let line = Array(#"{"\#(key)":"x","id":7\#(rest)"#.utf8)
+                #expect(Self.difference(line) == nil, "\(key)")
+                let r = line.withUnsafeBufferPointer { Envelope.decode($0) }
+                if rest == "}" {
+                    guard case .failure(let e) = r else { Issue.record("\(key): accepted without a method"); continue }
+                    #expect(e.error.message == #"The request has no "method"."#, "\(key)")
+                } else {
+                    let request = try r.get()
+                    #expect(request.id == .int(7) && request.method == "ping" && request.params == nil, "\(key)")
+                }
+            }
+        }
+    }
+
     /// Refusals the reader must leave to the parser, with its error text and offset.
     @Test(arguments: [
         (#"{"id":1,"id":2,"method":"ping"}"#, "duplicate key \"id\""),
