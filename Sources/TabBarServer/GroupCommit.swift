@@ -35,7 +35,7 @@ extension Server {
         if opening { batch.join() }
         let seq = reducer.state.seq
         store.stage(seq: seq) { line in
-            if let entry = work.outcome.journal {
+            if let entry = work.outcome.takeJournal() {  // (moved, not copied)
                 Persistence.journalLine(seq: seq, entry, into: &line)
             } else {
                 Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)

@@ -93,8 +93,10 @@ import Testing
     }
 
     @Test func takingTheReplyLeavesNone() {
-        var out = Outcome(reply: .success(.seq(4)))
+        var out = Outcome(reply: .success(.seq(4)), journal: .select(tab: QuotedText("me"), source: .user))
         #expect(out.takeReply() == .success(.seq(4)))
         #expect(out.reply == .success(.none))
+        #expect(out.takeJournal() == .select(tab: QuotedText("me"), source: .user))
+        #expect(out.journal == nil && out.takeJournal() == nil)
     }
 }
