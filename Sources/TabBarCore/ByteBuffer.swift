@@ -57,7 +57,8 @@ public struct ByteBuffer {
     }
 
     /// Copies `n` (1…16) bytes with a few overlapping loads and stores that cover every
-    /// byte (the ids, names and numbers most appends are), not a `memmove` call.
+    /// byte (the ids, names and numbers most appends are), not a `memmove` call. Every load
+    /// comes before every store: the two ranges may overlap.
     @inline(__always)
     static func copyShort(_ p: UnsafePointer<UInt8>, _ n: Int, to out: UnsafeMutablePointer<UInt8>) {
         let q = UnsafeMutableRawPointer(out)
@@ -156,7 +157,10 @@ extension ByteBuffer {
             x = q
         }
         let n = count + 20 - k
-        UnsafeMutableRawPointer(base + count).copyMemory(from: base + k, byteCount: n)  // (may overlap)
+        // (The two may overlap: `copyShort` loads everything before it stores.)
+        if n <= 16 { ByteBuffer.copyShort(base + k, n, to: base + count) } else {
+            UnsafeMutableRawPointer(base + count).copyMemory(from: base + k, byteCount: n)
+        }
         count += n
     }
 

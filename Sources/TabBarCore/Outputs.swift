@@ -24,9 +24,10 @@ public enum Reply: Equatable, Sendable {
     /// The server's own answers (statistics, sound lists, the harness): a value built for it.
     indirect case json(JSON)
 
-    /// Appends the reply's result value.
-    public func write(into o: inout ByteBuffer) {
-        switch self {
+    /// Appends the reply's result value. (Consumed: the ids it carries are moved out to be
+    /// written, not copied and released.)
+    public consuming func write(into o: inout ByteBuffer) {
+        switch consume self {
         case .none: o.put("null")
         case .empty: o.put("{}")
         case .seq(let s): o.seqHead(s); o.put("}")
@@ -212,8 +213,8 @@ extension Visibility {
 
 extension Wire {
     /// Appends a reply line: the result's typed value, or the error.
-    public static func reply(id: RequestID, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {
-        switch result {
+    public static func reply(id: RequestID, _ result: consuming Result<Reply, RPCError>, into o: inout ByteBuffer) {
+        switch consume result {
         case .success(let value):
             reply(id: id, value, into: &o)
         case .failure(let error):
@@ -224,7 +225,7 @@ extension Wire {
     }
 
     /// Appends a result's reply line.
-    public static func reply(id: RequestID, _ value: Reply, into o: inout ByteBuffer) {
+    public static func reply(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
         o.put(#"{"jsonrpc":"2.0","id":"#)
         o.id(id)
         o.put(#","result":"#)

@@ -67,7 +67,7 @@ public enum Persistence {
     }
 
     /// `journalLine` of what an outcome records instead of its request.
-    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout ByteBuffer) {
+    public static func journalLine(seq: UInt64, _ entry: consuming JournalEntry, into line: inout ByteBuffer) {
         line.put(#"{"seq":"#)
         line.uint(seq)
         line.put(#","method":""#)

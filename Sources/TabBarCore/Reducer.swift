@@ -135,6 +135,16 @@ public struct Outcome: Equatable, Sendable {
         }
     }
 
+    /// The journal entry, moved out (no copy), nil left in its place.
+    @inline(__always)
+    public mutating func takeJournal() -> JournalEntry? {
+        withUnsafeMutablePointer(to: &journal) { p in
+            let j = p.move()
+            p.initialize(to: nil)
+            return j
+        }
+    }
+
     /// The reply, moved out (no copy), `.success(.none)` left in its place.
     @inline(__always)
     public mutating func takeReply() -> Result<Reply, RPCError> {

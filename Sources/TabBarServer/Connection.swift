@@ -66,14 +66,14 @@ final class Connection {
 
     /// Queues the reply to a request, encoded from its typed value (`Wire.reply`) straight
     /// into the queue.
-    func queueReply(id: RequestID, _ result: Result<Reply, RPCError>) {
+    func queueReply(id: RequestID, _ result: consuming Result<Reply, RPCError>) {
         let start = out.count
         Wire.reply(id: id, result, into: &out)
         replies.append(start..<out.count)
     }
 
     /// `queueReply` of a result.
-    func queueReply(id: RequestID, _ reply: Reply) {
+    func queueReply(id: RequestID, _ reply: consuming Reply) {
         let start = out.count
         Wire.reply(id: id, reply, into: &out)
         replies.append(start..<out.count)

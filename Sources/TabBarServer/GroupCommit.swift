@@ -35,7 +35,7 @@ extension Server {
         if opening { batch.join() }
         let seq = reducer.state.seq
         store.stage(seq: seq) { line in
-            if let entry = work.outcome.journal {
+            if let entry = work.outcome.takeJournal() {  // (moved, not copied)
                 Persistence.journalLine(seq: seq, entry, into: &line)
             } else {
                 Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
@@ -86,14 +86,14 @@ extension Server {
         // costs no copy.)
         var e = 0
         for k in 0..<batch.answers.count {
-            let a = batch.answers.take(k)
-            while e < a.eventsBefore {
+            let (c, id, result, eventsBefore) = batch.answers.take(k).parts()
+            while e < eventsBefore {
                 broadcast(batch.events.take(e))
                 e += 1
             }
-            guard !a.connection.closed else { continue }
-            if case .failure = a.result { stats.errors += 1 }
-            a.connection.queueReply(id: a.id, a.result)  // (its reading marked it for flushing)
+            guard !c.closed else { continue }
+            if case .failure = result { stats.errors += 1 }
+            c.queueReply(id: id, consume result)  // (its reading marked it for flushing)
         }
         while e < batch.events.count {
             broadcast(batch.events.take(e))
@@ -149,6 +149,11 @@ struct Batch {
         let result: Result<Reply, RPCError>
         /// How many of the group's events were staged before it (they are published first).
         let eventsBefore: Int
+
+        /// Its fields, moved out (the reply is then consumed as it is written, not copied).
+        consuming func parts() -> (Connection, RequestID, Result<Reply, RPCError>, Int) {
+            (connection, id, result, eventsBefore)
+        }
     }
 
     private(set) var open = false

@@ -41,6 +41,19 @@ import Testing
         }
     }
 
+    /// Whole numbers of every digit count (their digits are moved into place as short
+    /// copies up to 16 digits), after text already written.
+    @Test func wholeNumbersOfEveryLength() {
+        var values: [UInt64] = [0, 1, 9, UInt64.max, UInt64.max - 1]
+        var p: UInt64 = 10
+        for _ in 1...19 { values += [p - 1, p, p + 1]; p = p &* 10 }
+        for v in values {
+            let b = ByteBuffer.collect { $0.put("x"); $0.uint(v); $0.put("y") }
+            #expect(String(decoding: b, as: UTF8.self) == "x\(v)y")
+        }
+        #expect(String(decoding: ByteBuffer.collect { $0.int(-42); $0.int(Int.min) }, as: UTF8.self) == "-42\(Int.min)")
+    }
+
     @Test func aReplyIsEncodedAfterWhatIsQueued() {
         var b = ByteBuffer(capacity: 8)
         defer { b.free() }
@@ -80,8 +93,10 @@ import Testing
     }
 
     @Test func takingTheReplyLeavesNone() {
-        var out = Outcome(reply: .success(.seq(4)))
+        var out = Outcome(reply: .success(.seq(4)), journal: .select(tab: QuotedText("me"), source: .user))
         #expect(out.takeReply() == .success(.seq(4)))
         #expect(out.reply == .success(.none))
+        #expect(out.takeJournal() == .select(tab: QuotedText("me"), source: .user))
+        #expect(out.journal == nil && out.takeJournal() == nil)
     }
 }
