@@ -92,7 +92,7 @@ extension AlsaSink {
     /// plugin at min-quantum 1024 was seen to hand a quantum over in two pieces 0.6 ms apart under
     /// load (640 then 384 frames; 128 then 896): read as steps, the pull was 384 — the queue 384
     /// frames deep against a server taking 1024, and the first click cut at frame 384 with an xrun
-    /// (tests/pipewire `MinQuantum1024`, once in ~25 runs; 2 settles of 40 here).
+    /// (tests/pipewire `MinQuantum1024`, once in ~25 runs; 5 settles of 60 with two busy loops).
     static func pieceGap(availMin: Int, rate: Double) -> UInt64 {
         UInt64(Double(max(availMin, 1)) / 2 / rate * 1e9)
     }

@@ -60,7 +60,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// `open` gives it the audio thread's realtime scheduling: after an idle stop it is the thread
     /// that completes the server's Start, and when the server's first cycle came first (4 clicks
     /// in 10; PipeWire 0.3.65's client completes a Start after answering for it, fixed upstream
-    /// in 1.3.81) the click waited one cycle more (docs/AUDIO.md, "Idle").
+    /// in 1.3.81) the click waited one cycle more (docs/AUDIO.md, "The first cycle after idle").
     public static let pipewireLoopThread = "alsa-pipewire"
 
     /// Frames the device buffer is asked to hold at least. The engine keeps only what the

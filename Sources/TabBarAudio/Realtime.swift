@@ -50,16 +50,19 @@ public enum Realtime {
     /// thread's realtime policy and priority (nothing when the caller has none): directly where
     /// allowed, else through RTKit. For PipeWire's ALSA plugin (`AlsaSink.pipewireLoopThread`):
     /// its main-loop thread completes the server's Start after an idle stop, and at normal priority
-    /// it lost that race to the server's first cycle 4 times in 10 (docs/AUDIO.md, "Idle").
+    /// it lost that race to the server's first cycle about half the time (docs/AUDIO.md, "The
+    /// first cycle after idle").
     /// Returns each thread's id and what it got (`.refused` when it stayed as it was).
     @discardableResult
     static func share(withThreadsNamed name: String, log: AudioLog?) -> [(tid: Int32, outcome: Outcome)] {
-        var policy: Int32 = 0
+        var flagged: Int32 = 0
         var mine = sched_param()
-        guard pthread_getschedparam(pthread_self(), &policy, &mine) == 0,
-              policy == Int32(SCHED_FIFO) || policy == Int32(SCHED_RR) else { return [] }
+        // RTKit's grants carry SCHED_RESET_ON_FORK in the policy: compare and pass on the policy alone.
+        guard pthread_getschedparam(pthread_self(), &flagged, &mine) == 0 else { return [] }
+        let policy = flagged & 0xff
+        guard policy == Int32(SCHED_FIFO) || policy == Int32(SCHED_RR) else { return [] }
         var out: [(tid: Int32, outcome: Outcome)] = []
-        for tid in threads(named: name) where sched_getscheduler(tid) == Int32(SCHED_OTHER) {
+        for tid in threads(named: name) where sched_getscheduler(tid) & 0xff == Int32(SCHED_OTHER) {
             var param = sched_param(sched_priority: mine.sched_priority)
             let outcome: Outcome
             if sched_setscheduler(tid, policy, &param) == 0 {
