@@ -257,7 +257,9 @@ class ServerRestart(RigCase):
         while first != "heard":
             self.assertLess(time.monotonic() - up, 30, "no click heard within 30 s of the second restart")
             first = self.play_accounted(c, failed)
-            self.assertNotEqual(first, "lost", "an accepted click lost without a sound.failed after the restart")
+            self.assertNotEqual(first, "lost", "an accepted click lost without a sound.failed after the restart "
+                                "(the probe's missed cycles: %s, late at %s); log:\n%s"
+                                % (self.monitor.gap_spans, self.monitor.late, self.daemon.log()[-3000:]))
 
 
 class PulsePlugin(RigCase):
