@@ -87,14 +87,16 @@ extension AlsaSink {
         return step
     }
 
-    /// Steps closer together than this are pieces of one hand-over (half of `avail_min`'s time,
-    /// 1.33 ms at 128 frames; the server's cycles are at least `avail_min` long). PipeWire 0.3.65's
+    /// Steps closer together than this are pieces of one hand-over: half of `avail_min`'s time (the
+    /// server's cycles are at least `avail_min` long), at most 1 ms — the pieces come one poll
+    /// (0.5 ms) apart, and a wider window would take a late cycle and the next one for a larger
+    /// quantum (at 128 frames, cycles 2.67 ms apart would need 1.67 ms of jitter). PipeWire 0.3.65's
     /// plugin at min-quantum 1024 was seen to hand a quantum over in two pieces 0.6 ms apart under
     /// load (640 then 384 frames; 128 then 896): read as steps, the pull was 384 — the queue 384
     /// frames deep against a server taking 1024, and the first click cut at frame 384 with an xrun
     /// (tests/pipewire `MinQuantum1024`, once in ~25 runs; 5 settles of 60 with two busy loops).
     static func pieceGap(availMin: Int, rate: Double) -> UInt64 {
-        UInt64(Double(max(availMin, 1)) / 2 / rate * 1e9)
+        min(UInt64(Double(max(availMin, 1)) / 2 / rate * 1e9), 1_000_000)
     }
 
     /// `raw` with every step that came less than `gap` after the one before added to it (the time
