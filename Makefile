@@ -118,7 +118,7 @@ PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --
 test-pipewire: pipewire-deps .build/bench/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
 	python3 tests/pipewire/test_judge.py
-	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PulsePlugin PulseNoSessionManager ProbeLate
+	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PluginThread PulsePlugin PulseNoSessionManager ProbeLate
 
 ## rtkit-deps: what tests/rtkit needs (rtkit-daemon, polkitd, dbus-daemon, dbus-send, setpriv/prlimit/unshare)
 rtkit-deps: deps

@@ -28,22 +28,29 @@ extension AlsaSink {
         let chunk = bufferFrames
         memset(bytes, 0, chunk * format.channels * bytesPerSample)
         guard snd_pcm_writei(pcm, bytes, snd_pcm_uframes_t(chunk)) == chunk else { _ = standby(); return }
-        var steps: [(UInt64, Int)] = []
+        var raw: [(UInt64, Int)] = []          // each time the queue was seen shorter, and by how much
         var last = chunk
         var cut = false
+        let gap = AlsaSink.pieceGap(availMin: availMin, rate: rate)
         let deadline = monotonicNanos() + 1_000_000_000
-        while steps.count < 4 && monotonicNanos() < deadline {
+        while monotonicNanos() < deadline {
+            let steps = AlsaSink.merged(raw, within: gap)
+            // A hand-over may still be coming in pieces until `gap` has passed without one.
+            let whole = raw.last.map { monotonicNanos() - $0.0 >= gap } ?? false
+            if steps.count >= 4 && whole { break }
             // fd -1 until the steps tell the pull: poll only sleeps.
-            let known = AlsaSink.quantumSeen(steps: steps, availMin: availMin)
+            let known = whole && AlsaSink.quantumSeen(steps: steps, availMin: availMin)
             if pollReadable(known ? wakeFD : -1, timeoutNanos: 500_000) { cut = true; break }
             let avail = snd_pcm_avail(pcm)
             if avail < 0 { break }
             let q = bufferFrames - Int(avail)
-            if q < last { steps.append((monotonicNanos(), last - q)); last = q }
+            if q < last { raw.append((monotonicNanos(), last - q)); last = q }
             if q == 0 { break }
         }
         dropThenStandby()
-        log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })\(cut ? " (cut short by a sound)" : "")")
+        let steps = AlsaSink.merged(raw, within: gap)
+        let pieces = raw.count > steps.count ? " (from \(raw.count) pieces)" : ""
+        log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })\(pieces)\(cut ? " (cut short by a sound)" : "")")
         guard steps.count >= 2 else {
             linked = !steps.isEmpty
             if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
@@ -78,6 +85,30 @@ extension AlsaSink {
         let cycle = Double(shortest) / 1e9 * rate
         if cycle > Double(step) * 1.4 { return 1 << Int(log2(cycle).rounded()) }
         return step
+    }
+
+    /// Steps closer together than this are pieces of one hand-over: half of `avail_min`'s time (the
+    /// server's cycles are at least `avail_min` long), at most 1 ms — the pieces come one poll
+    /// (0.5 ms) apart, and a wider window would take a late cycle and the next one for a larger
+    /// quantum (at 128 frames, cycles 2.67 ms apart would need 1.67 ms of jitter). PipeWire 0.3.65's
+    /// plugin at min-quantum 1024 was seen to hand a quantum over in two pieces 0.6 ms apart under
+    /// load (640 then 384 frames; 128 then 896): read as steps, the pull was 384 — the queue 384
+    /// frames deep against a server taking 1024, and the first click cut at frame 384 with an xrun
+    /// (tests/pipewire `MinQuantum1024`, once in ~25 runs; 5 settles of 60 with two busy loops).
+    static func pieceGap(availMin: Int, rate: Double) -> UInt64 {
+        min(UInt64(Double(max(availMin, 1)) / 2 / rate * 1e9), 1_000_000)
+    }
+
+    /// `raw` with every step that came less than `gap` after the one before added to it (the time
+    /// of a merged step is its first piece's).
+    static func merged(_ raw: [(UInt64, Int)], within gap: UInt64) -> [(UInt64, Int)] {
+        var out: [(UInt64, Int)] = []
+        var previous: UInt64 = 0
+        for (t, frames) in raw {
+            if !out.isEmpty && t &- previous < gap { out[out.count - 1].1 += frames } else { out.append((t, frames)) }
+            previous = t
+        }
+        return out
     }
 
     /// Whether `steps` already tell the pull without waiting for four: a step after the first

@@ -55,6 +55,14 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// absorbs, and a click that fits in the first write cannot get a hole at all.
     public static let pulseRefillMargin = 0.016
 
+    /// The name of the thread PipeWire's ALSA plugin starts at `snd_pcm_open` for its main loop
+    /// (0.3.65 `pcm_pipewire.c`, `pw_thread_loop_new("alsa-pipewire")`). It runs at normal priority;
+    /// `open` gives it the audio thread's realtime scheduling: after an idle stop it is the thread
+    /// that completes the server's Start, and when the server's first cycle came first (4 clicks
+    /// in 10; PipeWire 0.3.65's client completes a Start after answering for it, fixed upstream
+    /// in 1.3.81) the click waited one cycle more (docs/AUDIO.md, "The first cycle after idle").
+    public static let pipewireLoopThread = "alsa-pipewire"
+
     /// Frames the device buffer is asked to hold at least. The engine keeps only what the
     /// server pulls queued (see `AudioEngine`), so a large buffer adds no latency; it is
     /// room for a sound server's quantum of up to 2048 frames (PipeWire's default maximum).
@@ -90,6 +98,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         closedBecause = nil
         try configureBounded(pcm)
         self.pcm = pcm
+        if type == SND_PCM_TYPE_IOPLUG { Realtime.share(withThreadsNamed: AlsaSink.pipewireLoopThread, log: log) }
         if isPulsePlugin {
             log?(.debug, "audio device is PulseAudio's ALSA plugin: \(refillMarginFrames) frames of refill margin device=\(deviceName)")
         }

@@ -117,6 +117,9 @@ extension AudioEngine {
         tabbard_set_thread_name("tabbard-audio")
         tid.store(Int32(truncatingIfNeeded: tabbard_gettid()), ordering: .releasing)
         Realtime.request(priority: realtimePriority, log: log)
+        // The device was opened before this thread ran (AudioEngine.init): its plugin's thread gets
+        // this thread's scheduling now; later opens (on this thread) do it themselves (AlsaSink.open).
+        Realtime.share(withThreadsNamed: AlsaSink.pipewireLoopThread, log: log)
         var mode: Mode = available.load(ordering: .acquiring) ? .idle : .unavailable
         if mode == .idle { settleSink() }
         var backoff: UInt64 = 250_000_000

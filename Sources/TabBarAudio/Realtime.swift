@@ -46,6 +46,66 @@ public enum Realtime {
         return outcome
     }
 
+    /// Gives every thread of this process named `name` that runs at normal priority the calling
+    /// thread's realtime policy and priority (nothing when the caller has none): directly where
+    /// allowed, else through RTKit. For PipeWire's ALSA plugin (`AlsaSink.pipewireLoopThread`):
+    /// its main-loop thread completes the server's Start after an idle stop, and at normal priority
+    /// it lost that race to the server's first cycle about half the time (docs/AUDIO.md, "The
+    /// first cycle after idle").
+    /// Returns each thread's id and what it got (`.refused` when it stayed as it was).
+    @discardableResult
+    static func share(withThreadsNamed name: String, log: AudioLog?) -> [(tid: Int32, outcome: Outcome)] {
+        var flagged: Int32 = 0
+        var mine = sched_param()
+        // RTKit's grants carry SCHED_RESET_ON_FORK in the policy: compare and pass on the policy alone.
+        guard pthread_getschedparam(pthread_self(), &flagged, &mine) == 0 else { return [] }
+        let policy = flagged & 0xff
+        guard policy == Int32(SCHED_FIFO) || policy == Int32(SCHED_RR) else { return [] }
+        var out: [(tid: Int32, outcome: Outcome)] = []
+        for tid in threads(named: name) where sched_getscheduler(tid) & 0xff == Int32(SCHED_OTHER) {
+            var param = sched_param(sched_priority: mine.sched_priority)
+            let outcome: Outcome
+            if sched_setscheduler(tid, policy, &param) == 0 {
+                outcome = .direct(priority: mine.sched_priority)
+            } else {
+                let direct = errno == EPERM ? "EPERM" : String(cString: strerror(errno))
+                var why = [CChar](repeating: 0, count: 256)
+                let granted = systemBus ? tabbard_rtkit_make_realtime(UInt64(tid), mine.sched_priority, &why, Int32(why.count)) : 0
+                outcome = granted > 0 ? .rtkit(policy: sched_getscheduler(tid), priority: granted)
+                    : .refused("sched_setscheduler \(direct); RTKit: \(systemBus ? String(cString: why) : "no system bus")")
+            }
+            switch outcome {
+            case .refused(let why):
+                log?(.warning, "thread \(name) tid=\(tid) stays at normal priority (\(why)); a click after idle may wait one more cycle")
+            default:
+                log?(.debug, "thread \(name) tid=\(tid) runs \(policyName(policy)) priority=\(mine.sched_priority) like the audio thread")
+            }
+            out.append((tid, outcome))
+        }
+        return out
+    }
+
+    /// Whether there is a system bus to ask RTKit on (none in a container or a sandbox: do not even try).
+    static var systemBus: Bool {
+        getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil || access("/run/dbus/system_bus_socket", F_OK) == 0
+    }
+
+    /// The ids of this process's threads whose name (`/proc/self/task/TID/comm`) is `name`.
+    static func threads(named name: String) -> [Int32] {
+        guard let dir = opendir("/proc/self/task") else { return [] }
+        defer { closedir(dir) }
+        var found: [Int32] = []
+        while let entry = readdir(dir) {
+            let tidName = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            guard let tid = Int32(tidName), let f = fopen("/proc/self/task/\(tid)/comm", "r") else { continue }
+            var buf = [CChar](repeating: 0, count: 64)
+            let line = fgets(&buf, Int32(buf.count), f) != nil ? String(cString: buf) : ""
+            fclose(f)
+            if (line.hasSuffix("\n") ? String(line.dropLast()) : line) == name { found.append(tid) }
+        }
+        return found
+    }
+
     static func apply(priority: Int32) -> Outcome {
         let lo = sched_get_priority_min(SCHED_FIFO), hi = sched_get_priority_max(SCHED_FIFO)
         var want = min(max(priority, lo), hi)
@@ -57,8 +117,7 @@ public enum Realtime {
         if r == 0 { return .direct(priority: want) }
         let direct = r == EPERM ? "EPERM" : String(cString: strerror(r))
         // RTKit lives on the system bus; without one (a container, a sandbox) do not even try.
-        let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil || access("/run/dbus/system_bus_socket", F_OK) == 0
-        guard bus else { return .refused("sched_setscheduler \(direct); RTKit: no system bus") }
+        guard systemBus else { return .refused("sched_setscheduler \(direct); RTKit: no system bus") }
         // RTKit insists on a bounded RLIMIT_RTTIME (a runaway realtime thread gets SIGXCPU).
         _ = tabbard_bound_rttime(200_000)
         var why = [CChar](repeating: 0, count: 256)

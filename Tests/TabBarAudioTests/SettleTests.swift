@@ -40,6 +40,25 @@ struct SettleTests {
     @Test func oneStepPerCycleOfAvailMin() {
         #expect(AlsaSink.pull(steps: steps(128, everyMs: 2.67), availMin: 128, rate: 48000) == 128)
     }
+
+    /// Min-quantum 1024 under load: the plugin handed a quantum over in two pieces 0.6 ms apart
+    /// (the settles seen: 640 then 384 frames, cut there by a waiting click — pull 384, the first
+    /// click cut at frame 384 with an xrun; and 128 then 896). They are one step: the pull is the
+    /// quantum, and a waiting click does not end the settle until a second whole step shows it.
+    @Test func aQuantumHandedOverInPiecesIsOneStep() {
+        let gap = AlsaSink.pieceGap(availMin: 128, rate: 48000)
+        let split: [(UInt64, Int)] = [(0, 640), (644_000, 384)]
+        #expect(AlsaSink.merged(split, within: gap).map { $0.1 } == [1024])
+        #expect(!AlsaSink.quantumSeen(steps: AlsaSink.merged(split, within: gap), availMin: 128),
+                "one whole step does not tell the pull yet")
+        let later: [(UInt64, Int)] = [(0, 128), (593_000, 896), (42_700_000, 640), (43_300_000, 384)]
+        let steps = AlsaSink.merged(later, within: gap)
+        #expect(steps.map { $0.1 } == [1024, 1024])
+        #expect(AlsaSink.quantumSeen(steps: steps, availMin: 128))
+        #expect(AlsaSink.pull(steps: steps, availMin: 128, rate: 48000) == 1024)
+        // Cycles of one period are never merged (2.67 ms apart at 128 frames).
+        #expect(AlsaSink.merged(self.steps(128, everyMs: 2.67), within: gap).count == 4)
+    }
 }
 
 /// `StandbySink`, but device-paced (frames leave at the clock's rate), and its `settle` takes

@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,7 +296,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: pwmonitor [--target NODE] [--raw FILE|--wav FILE] [--threshold N] [--gap-ms MS]\n"
 			"                 [--duration S] [--count N] [--calibrate N] [--cycles] [--passive]\n"
-			"                 [--stall MS [--stall-count N]]\n");
+			"                 [--stall MS [--stall-count N]] [--realtime PRIO]\n");
 	exit(2);
 }
 
@@ -303,6 +304,7 @@ int main(int argc, char *argv[])
 {
 	const char *target = getenv("RIG_SINK"), *raw = NULL, *wav = NULL;
 	double duration = 0, gap_ms = 30;
+	int realtime = 0;
 	if (target == NULL) target = "tabbard_rig_sink";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -318,6 +320,7 @@ int main(int argc, char *argv[])
 		else if (!strcmp(a, "--count")) m.count = atol(v);
 		else if (!strcmp(a, "--stall")) m.stall_ms = atof(v);
 		else if (!strcmp(a, "--stall-count")) m.stall_count = atoi(v);
+		else if (!strcmp(a, "--realtime")) realtime = atoi(v);
 		else if (!strcmp(a, "--calibrate")) m.calibrate = atoi(v) < MAX_CAL ? atoi(v) : MAX_CAL;
 		else usage();
 		i++;
@@ -349,6 +352,14 @@ int main(int argc, char *argv[])
 	if (m.calibrate) m.playback = connect("pwmonitor-calibration", target, SPA_DIRECTION_OUTPUT, &playback_events,
 					      &m.playback_listener);
 	late_init(l, m.capture);
+	if (realtime > 0) {
+		/* The main loop completes the server's Start when the graph restarts (a passive probe, nothing
+		 * else playing): at normal priority it can lose the race to the first cycle, whose trigger
+		 * PipeWire 0.3.65 then reads away, and the sink waits for this probe a whole cycle
+		 * (docs/PERFORMANCE.md, "The click after idle: the first cycle"). Only this thread. */
+		struct sched_param sp = { .sched_priority = realtime };
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) perror("pwmonitor: sched_setscheduler");
+	}
 	pw_main_loop_run(m.loop);
 
 	if (m.playback) pw_stream_destroy(m.playback);

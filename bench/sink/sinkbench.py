@@ -98,7 +98,7 @@ class Bench:
             c = Client(d.socket)
             box = {}
             th = threading.Thread(target=lambda: box.setdefault("m", Monitor(self.a.monitor, rig, raw=raw,
-                                                                             extra=["--passive"])))
+                                                                             extra=["--passive"] + self.probe_rt())))
             th.start()
             sent = 0
             while th.is_alive():
@@ -195,7 +195,11 @@ class Bench:
             os.unlink(mon2.raw)
         keys = ("latency_p50_us", "latency_p99_us", "frames_ahead_p50", "frames_ahead_max", "xruns", "period_frames",
                 "buffer_frames")
-        return dict(dist(lat), missed=missed, warmup_lost=warmup_lost, intact=intact, unchecked=unchecked, clicks=len(self.heard), onsets=len(mon.onsets),
+        # Each measured click's latency (ms), and whether the probe timed it across a gap (its first buffer
+        # after missed cycles: the cycle's start derived from the next one's).
+        gapped = {int(l.split()[1]) for l in mon.lines if l.startswith("onset") and "after-gap" in l}
+        per_click = [[round(ms, 3), o[0] in gapped] for ms, o in zip(lat, self.heard)]
+        return dict(dist(lat), per_click=per_click, missed=missed, warmup_lost=warmup_lost, intact=intact, unchecked=unchecked, clicks=len(self.heard), onsets=len(mon.onsets),
                     damaged=len(damage), holes=sum(1 for d in damage if d.endswith("(hole)")),
                     damaged_unreported=unreported, not_heard_unreported=lost_unreported,
                     sound_failed=len(failed & set(asked)), probe_missed=probe_missed, probe_alone=probe_alone,
@@ -203,6 +207,11 @@ class Bench:
                     first_damage=damage[0] if damage else None, after_gap=mon.after_gap, gaps=len(mon.gaps),
                     quantum=self.quantum(closing),
                     daemon={k: engine.get(k) for k in keys})
+
+    def probe_rt(self):
+        """--probe-realtime: the passive probe's main loop at SCHED_FIFO, so that the probe does not lose the
+        graph restart's first cycle itself (and hold the sink back a cycle) — what nothing else playing means."""
+        return ["--realtime", str(self.a.probe_realtime)] if self.a.probe_realtime else []
 
     def intact_at(self, mon, onset_ns):
         """Whether probe mon has the click whose onset was at onset_ns bit-exact (its own onset within 1 ms)."""
@@ -404,6 +413,8 @@ def main():
     ap.add_argument("--events", type=int, default=0, help="events per subject (default 60/30/50, --quick fewer)")
     ap.add_argument("--passive-monitor", action="store_true",
                     help="the probe does not keep the graph running (nothing else plays: the graph stops when tabbard's stream does)")
+    ap.add_argument("--probe-realtime", type=int, default=0, metavar="PRIO",
+                    help="with --passive-monitor: the probe's main loop at SCHED_FIFO PRIO (pwmonitor --realtime)")
     ap.add_argument("--configs", default="default,min_quantum_1024", help="which server configurations")
     ap.add_argument("--idle-stop-ms", type=int, help="tabbard's idle_stop_ms (default: its default, 2000); above "
                     "3500 the after-idle clicks find the stream still in standby")
