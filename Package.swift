@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["TabBarCore"], path: "Fuzz/FuzzSupport"),
         .executableTarget(name: "FuzzProtocol", dependencies: ["FuzzSupport"], path: "Fuzz/FuzzProtocol"),
 
-        .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore"]),
+        .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore", "TabBarTesting"]),
         .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"],

@@ -1,4 +1,5 @@
 import TabBarCore
+import TabBarTesting
 
 /// Makes seeded random requests that a front end might send, looking at the model for what is
 /// there now (items, frames, the touch in progress, running animations). It never reads the daemon.

@@ -5,24 +5,6 @@ import TabBarCore
 // holds what each method does; ModelTests.swift drives the real daemon and compares.
 // Only `JSON` (the wire value type) is shared with the daemon's sources.
 
-/// SplitMix64: a seeded generator, so that a failing run is repeated by its seed.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// 0 ..< n
-    mutating func int(_ n: Int) -> Int { n <= 1 ? 0 : Int(next() % UInt64(n)) }
-    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
-    mutating func pick<T>(_ a: [T]) -> T { a[int(a.count)] }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
-
 /// A value the contract leaves to the implementation: matches anything.
 let modelAny = JSON.string("\u{0}any")
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TabBarCore
+import TabBarTesting
 
 /// Decoding a request line (`Envelope.read`: the envelope read straight from the bytes, its
 /// members' values into the tape) against the reference — the whole line parsed into the
@@ -220,7 +221,7 @@ import Testing
     @Test func seededMutantsAgree() {
         let seed = UInt64(ProcessInfo.processInfo.environment["DECODE_SEED"] ?? "") ?? 0x5EED_17
         let count = Int(ProcessInfo.processInfo.environment["DECODE_MUTANTS"] ?? "") ?? 20_000
-        var rng = DecodeRandom(seed)
+        var rng = SplitMix64(seed: seed)
         let seeds = Self.requests.map { Array($0.utf8) }
         let alphabet = Array(#"{}[]:,"\ u0123456789.eE+-tfnal"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF, 0x0A]
         var differences = 0, accepted = 0
@@ -269,15 +270,3 @@ import Testing
     }
 }
 
-/// A small seeded generator (SplitMix64), the same numbers on every machine.
-struct DecodeRandom {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
