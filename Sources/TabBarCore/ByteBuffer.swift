@@ -219,8 +219,8 @@ extension ByteBuffer {
     }
 
     /// `quoted` of a string of at most 16 bytes that needs no escape (ids, names, method
-    /// names: most strings written): checked and copied with a few overlapping loads and
-    /// stores that cover every byte, no loop, no `memmove` call. Returns false, having
+    /// names: most strings written): checked with a few overlapping loads that cover every
+    /// byte and copied by `copyShort`, no loop, no `memmove` call. Returns false, having
     /// written nothing, when a byte needs an escape.
     @inline(__always)
     private mutating func quotedShort(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -229,28 +229,18 @@ extension ByteBuffer {
             put(#""""#)
             return true
         }
-        reserve(18)
-        let q = UnsafeMutableRawPointer(base + count + 1)
-        if n >= 8 {
-            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
-            let b = UnsafeRawPointer(p + n - 8).loadUnaligned(as: UInt64.self)
-            if ByteBuffer.anySpecial(a) || ByteBuffer.anySpecial(b) { return false }
-            q.storeBytes(of: a, as: UInt64.self)
-            q.storeBytes(of: b, toByteOffset: n - 8, as: UInt64.self)
-        } else if n >= 4 {
-            let a = UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)
-            let b = UnsafeRawPointer(p + n - 4).loadUnaligned(as: UInt32.self)
-            if ByteBuffer.anySpecial(UInt64(a) | UInt64(b) << 32) { return false }
-            q.storeBytes(of: a, as: UInt32.self)
-            q.storeBytes(of: b, toByteOffset: n - 4, as: UInt32.self)
-        } else {
-            let a = p[0], b = p[n >> 1], c = p[n - 1]
-            if JSON.needsEscape(a) || JSON.needsEscape(b) || JSON.needsEscape(c) { return false }
-            q.storeBytes(of: a, as: UInt8.self)
-            q.storeBytes(of: b, toByteOffset: n >> 1, as: UInt8.self)
-            q.storeBytes(of: c, toByteOffset: n - 1, as: UInt8.self)
-        }
+        let raw = UnsafeRawPointer(p)
+        let special = n >= 8
+            ? ByteBuffer.anySpecial(raw.loadUnaligned(as: UInt64.self))
+                || ByteBuffer.anySpecial(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))
+            : n >= 4
+            ? ByteBuffer.anySpecial(UInt64(raw.loadUnaligned(as: UInt32.self))
+                                    | UInt64(raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)) << 32)
+            : JSON.needsEscape(p[0]) || JSON.needsEscape(p[n >> 1]) || JSON.needsEscape(p[n - 1])
+        if special { return false }
+        reserve(n + 2)
         base[count] = UInt8(ascii: "\"")
+        ByteBuffer.copyShort(p, n, to: base + count + 1)
         base[count + n + 1] = UInt8(ascii: "\"")
         count += n + 2
         return true
