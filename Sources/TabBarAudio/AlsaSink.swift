@@ -42,6 +42,9 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public var drainDeadline: Double = 0.5
     /// Whether the PCM is PulseAudio's ALSA plugin (`type pulse`, libasound2-plugins).
     public private(set) var isPulsePlugin = false
+    /// Whether the PCM is an external plugin (`SND_PCM_TYPE_IOPLUG`: PipeWire's, PulseAudio's).
+    private var isPlugin = false
+    public var pluginThreadName: String? { isPlugin ? AlsaSink.pipewireLoopThread : nil }
     /// Why the PCM was given up while open (a call into it passed its deadline), for the next call's error.
     var closedBecause: String?
     /// Frames kept queued beyond the server's pull and one period while voices sound (see
@@ -94,11 +97,12 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         let err = snd_pcm_open(&handle, deviceName, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard err >= 0, let pcm = handle else { throw fail("snd_pcm_open", err) }
         let type = snd_pcm_type(pcm)
-        isPulsePlugin = type == SND_PCM_TYPE_IOPLUG && AlsaSink.describe(pcm).contains("PulseAudio")
+        isPlugin = type == SND_PCM_TYPE_IOPLUG
+        isPulsePlugin = isPlugin && AlsaSink.describe(pcm).contains("PulseAudio")
         closedBecause = nil
         try configureBounded(pcm)
         self.pcm = pcm
-        if type == SND_PCM_TYPE_IOPLUG { Realtime.share(withThreadsNamed: AlsaSink.pipewireLoopThread, log: log) }
+        if let name = pluginThreadName { Realtime.share(withThreadsNamed: name, log: log) }
         if isPulsePlugin {
             log?(.debug, "audio device is PulseAudio's ALSA plugin: \(refillMarginFrames) frames of refill margin device=\(deviceName)")
         }

@@ -93,6 +93,10 @@ public protocol AudioSink: AnyObject {
     /// ready once a session manager has linked it, and whose server takes frames ahead of
     /// playing them (Unconfirmed.swift). false: taken is played.
     var standbyConfirmsLink: Bool { get }
+    /// The name of a thread the device's plugin runs in this process that must share the
+    /// audio thread's scheduling (PipeWire's ALSA plugin: `AlsaSink.pipewireLoopThread`), or
+    /// nil: no thread to look for (the null sink, hardware).
+    var pluginThreadName: String? { get }
 }
 
 extension AudioSink {
@@ -111,6 +115,7 @@ extension AudioSink {
     public var pullFrames: Int { 0 }
     public var refillMarginFrames: Int { 0 }
     public var standbyConfirmsLink: Bool { false }
+    public var pluginThreadName: String? { nil }
 }
 
 /// Paces a stream that the device does not pace: frames are "played" at the

@@ -119,7 +119,9 @@ extension AudioEngine {
         Realtime.request(priority: realtimePriority, log: log)
         // The device was opened before this thread ran (AudioEngine.init): its plugin's thread gets
         // this thread's scheduling now; later opens (on this thread) do it themselves (AlsaSink.open).
-        Realtime.share(withThreadsNamed: AlsaSink.pipewireLoopThread, log: log)
+        // (Only where there is such a thread: the look through /proc/self/task costs a
+        // directory descriptor and a read per thread.)
+        if let name = sink.pluginThreadName { Realtime.share(withThreadsNamed: name, log: log) }
         var mode: Mode = available.load(ordering: .acquiring) ? .idle : .unavailable
         if mode == .idle { settleSink() }
         var backoff: UInt64 = 250_000_000
