@@ -125,8 +125,9 @@ rtkit-deps: deps
 	$(call apt_install,$(RTKIT_APT_PACKAGES))
 
 ## test-rtkit: the audio thread's realtime scheduling through a real rtkit-daemon and polkitd on a private
-## system bus, tabbard running as nobody with RLIMIT_RTPRIO 0 (as root: it starts those daemons)
-test-rtkit: rtkit-deps
+## system bus, tabbard running as nobody with RLIMIT_RTPRIO 0 (as root: it starts those daemons); with a
+## private PipeWire run as nobody too, the PipeWire ALSA plugin's thread in tabbard raised through RTKit
+test-rtkit: rtkit-deps pipewire-deps
 	$(SWIFT_BUILD) --product tabbard
 	python3 tests/rtkit/test_rtkit.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard"
 

@@ -55,22 +55,18 @@ public enum Realtime {
     /// Returns each thread's id and what it got (`.refused` when it stayed as it was).
     @discardableResult
     static func share(withThreadsNamed name: String, log: AudioLog?) -> [(tid: Int32, outcome: Outcome)] {
-        var flagged: Int32 = 0
-        var mine = sched_param()
-        // RTKit's grants carry SCHED_RESET_ON_FORK in the policy: compare and pass on the policy alone.
-        guard pthread_getschedparam(pthread_self(), &flagged, &mine) == 0 else { return [] }
-        let policy = flagged & 0xff
+        guard let (policy, priority) = current() else { return [] }
         guard policy == Int32(SCHED_FIFO) || policy == Int32(SCHED_RR) else { return [] }
         var out: [(tid: Int32, outcome: Outcome)] = []
         for tid in threads(named: name) where sched_getscheduler(tid) & 0xff == Int32(SCHED_OTHER) {
-            var param = sched_param(sched_priority: mine.sched_priority)
+            var param = sched_param(sched_priority: priority)
             let outcome: Outcome
             if sched_setscheduler(tid, policy, &param) == 0 {
-                outcome = .direct(priority: mine.sched_priority)
+                outcome = .direct(priority: priority)
             } else {
                 let direct = errno == EPERM ? "EPERM" : String(cString: strerror(errno))
                 var why = [CChar](repeating: 0, count: 256)
-                let granted = systemBus ? tabbard_rtkit_make_realtime(UInt64(tid), mine.sched_priority, &why, Int32(why.count)) : 0
+                let granted = systemBus ? tabbard_rtkit_make_realtime(UInt64(tid), priority, &why, Int32(why.count)) : 0
                 outcome = granted > 0 ? .rtkit(policy: sched_getscheduler(tid), priority: granted)
                     : .refused("sched_setscheduler \(direct); RTKit: \(systemBus ? String(cString: why) : "no system bus")")
             }
@@ -78,11 +74,23 @@ public enum Realtime {
             case .refused(let why):
                 log?(.warning, "thread \(name) tid=\(tid) stays at normal priority (\(why)); a click after idle may wait one more cycle")
             default:
-                log?(.debug, "thread \(name) tid=\(tid) runs \(policyName(policy)) priority=\(mine.sched_priority) like the audio thread")
+                log?(.debug, "thread \(name) tid=\(tid) runs \(policyName(policy)) priority=\(priority) like the audio thread")
             }
             out.append((tid, outcome))
         }
         return out
+    }
+
+    /// The calling thread's policy (without SCHED_RESET_ON_FORK, which RTKit's grants carry) and
+    /// priority, as the kernel has them. Not `pthread_getschedparam`: glibc caches what it last
+    /// read or set, a new thread inherits its creator's cache, and RTKit changes the thread from
+    /// outside — the cache then said SCHED_OTHER for a thread RTKit had made SCHED_RR, and the
+    /// plugin's thread was never raised (tests/rtkit `PluginThread`).
+    static func current() -> (policy: Int32, priority: Int32)? {
+        let policy = sched_getscheduler(0)
+        var param = sched_param()
+        guard policy >= 0, sched_getparam(0, &param) == 0 else { return nil }
+        return (policy & 0xff, param.sched_priority)
     }
 
     /// Whether there is a system bus to ask RTKit on (none in a container or a sandbox: do not even try).
@@ -124,10 +132,8 @@ public enum Realtime {
         let granted = tabbard_rtkit_make_realtime(UInt64(tabbard_gettid()), priority, &why, Int32(why.count))
         if granted > 0 {
             // What the thread now runs at, as the kernel has it (not what was asked for).
-            var policy: Int32 = -1
-            var now = sched_param(sched_priority: granted)
-            _ = pthread_getschedparam(pthread_self(), &policy, &now)
-            return .rtkit(policy: policy, priority: now.sched_priority)
+            let (policy, now) = current() ?? (-1, granted)
+            return .rtkit(policy: policy, priority: now)
         }
         return .refused("sched_setscheduler \(direct); \(String(cString: why))")
     }

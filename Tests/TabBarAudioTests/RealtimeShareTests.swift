@@ -74,6 +74,38 @@ import Testing
         }
     }
 
+    /// RTKit changes a thread's scheduling from outside. glibc's `pthread_getschedparam` answers
+    /// from a cache filled by the last read or set, and a new thread inherits its creator's: the
+    /// audio thread, made SCHED_RR by RTKit, read itself as SCHED_OTHER, logged "policy 0", and
+    /// never raised the plugin's thread (found by tests/rtkit `PluginThread`). The thread here is
+    /// raised by `sched_setscheduler` on its id, as RTKit does it, after its creator filled the cache.
+    @Test func aCallerRaisedFromOutsideIsReadAsTheKernelHasIt() {
+        let other = Named("tabbard-t-shx")
+        defer { other.finish() }
+        var raised = false
+        var seen: (policy: Int32, priority: Int32)?
+        var shared: [(tid: Int32, outcome: Realtime.Outcome)] = []
+        onThread {
+            var policy: Int32 = 0
+            var p = sched_param()
+            pthread_getschedparam(pthread_self(), &policy, &p)          // glibc now caches SCHED_OTHER
+            self.onThread {
+                var param = sched_param(sched_priority: 10)
+                raised = sched_setscheduler(0, Int32(SCHED_FIFO), &param) == 0   // not through glibc's cache
+                seen = Realtime.current()
+                shared = Realtime.share(withThreadsNamed: "tabbard-t-shx", log: nil)
+            }
+        }
+        let theirs = sched_getscheduler(other.tid.load(ordering: .acquiring))
+        if raised {
+            #expect(seen?.policy == Int32(SCHED_FIFO) && seen?.priority == 10, "read back as \(String(describing: seen))")
+            #expect(shared.count == 1 && theirs == Int32(SCHED_FIFO), "the named thread runs policy \(theirs): \(shared)")
+        } else {
+            // No privilege to raise a thread here: nothing is shared.
+            #expect(seen?.policy == Int32(SCHED_OTHER) && shared.isEmpty && theirs == Int32(SCHED_OTHER))
+        }
+    }
+
     @Test func aCallerAtNormalPriorityChangesNothing() {
         let other = Named("tabbard-t-sh0")
         defer { other.finish() }

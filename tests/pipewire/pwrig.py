@@ -54,17 +54,39 @@ def run_tests(module, names):
     sys.exit(1 if bad else 0)
 
 
-class Rig:
-    """A private headless PipeWire (tests/pipewire/rig.sh) in its own directory."""
+def sched(pid, comm):
+    """(policy, realtime priority) of each thread of pid named comm, from /proc/PID/task/TID/stat."""
+    out = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                st = f.read()
+        except OSError:
+            continue      # a thread that just ended
+        if st[st.index("(") + 1:st.rindex(")")] == comm:
+            f = st[st.rindex(")") + 2:].split()
+            out.append((int(f[38]), int(f[37])))   # fields 41 (policy) and 40 (rt_priority) of proc(5)
+    return out
 
-    def __init__(self, script, options=(), base=None):
+
+class Rig:
+    """A private headless PipeWire (tests/pipewire/rig.sh) in its own directory. `user` (a uid): the
+    servers run as that user (the directory is theirs), the way a desktop user's do."""
+
+    def __init__(self, script, options=(), base=None, user=None):
         self.script = script
         self.options = list(options)
         self.dir = tempfile.mkdtemp(prefix="pwrig-", dir=base)
+        self.prefix = []
+        if user is not None:
+            os.chown(self.dir, user, user)
+            os.chmod(self.dir, 0o755)
+            self.prefix = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups",
+                           "env", "HOME=/nonexistent"]
         self.env = self._run("env")
 
     def _run(self, cmd, *extra):
-        out = subprocess.run(["bash", self.script, cmd, self.dir] + list(extra), check=True,
+        out = subprocess.run(self.prefix + ["bash", self.script, cmd, self.dir] + list(extra), check=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
         env = {}
         for line in out.stdout.splitlines():
@@ -78,7 +100,7 @@ class Rig:
         return self
 
     def stop(self):
-        subprocess.run(["bash", self.script, "stop", self.dir], timeout=60)
+        subprocess.run(self.prefix + ["bash", self.script, "stop", self.dir], timeout=60)
 
     def pid(self, name):
         """The PID `start` recorded for NAME (pipewire, wireplumber, pipewire-pulse, dbus), or None."""

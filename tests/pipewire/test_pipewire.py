@@ -36,7 +36,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import Monitor, wait_for  # noqa: E402
+from pwrig import Monitor, sched, wait_for  # noqa: E402
 from rigcase import (CLICKS, FAILED_TIMEOUT, HEARD_TIMEOUT, SILENCE_AFTER, P, RigCase, after_click,  # noqa: E402
                      expected_click, main, now_ns)
 from pulse_cases import PulseNoSessionManager, PulsePlugin  # noqa: E402,F401 (run by name from this module)
@@ -242,21 +242,6 @@ class IdleAfterStart(RigCase):
         woke = context_switches(self.daemon.proc.pid) - before
         self.assertLessEqual(woke, 4, "the idle daemon's threads woke %d times in %.0f s; log:\n%s"
                              % (woke, window, self.daemon.log()[-2000:]))
-
-def sched(pid, comm):
-    """(policy, realtime priority) of each thread of pid named comm, from /proc/PID/task/TID/stat."""
-    out = []
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                st = f.read()
-        except OSError:
-            continue      # a thread that just ended
-        if st[st.index("(") + 1:st.rindex(")")] == comm:
-            f = st[st.rindex(")") + 2:].split()
-            out.append((int(f[38]), int(f[37])))   # fields 41 (policy) and 40 (rt_priority) of proc(5)
-    return out
-
 
 class PluginThread(RigCase):
     def test_the_plugins_main_loop_runs_like_the_audio_thread(self):

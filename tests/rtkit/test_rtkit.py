@@ -16,7 +16,7 @@ polkitd only), so the machine's polkit configuration is neither read nor changed
 Needs root (it starts polkitd and rtkit-daemon, and drops tabbard to nobody) and mount namespaces;
 without them it says SKIP and why, and exits 0 — unless RTKIT_REQUIRED=1 (like the sandbox check's
 SANDBOX_REQUIRED). CI runs as root, so there it always runs.
-usage: tests/rtkit/test_rtkit.py --daemon PATH/TO/tabbard
+usage: tests/rtkit/test_rtkit.py --daemon PATH/TO/tabbard [--rig tests/pipewire/rig.sh] [CASE ...]
 """
 
 import argparse
@@ -30,9 +30,10 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipewire"))
-from pwrig import run_tests, terminate, wait_for  # noqa: E402  (the helpers both real-system suites share)
+from pwrig import Rig, run_tests, sched, terminate, wait_for  # noqa: E402  (the helpers both real-system suites share)
 
 DAEMON = None
+RIG = None
 NOBODY = 65534
 RULE = """polkit.addRule(function(action, subject) {
     if (action.id.indexOf("org.freedesktop.RealtimeKit1.") == 0) return polkit.Result.YES;
@@ -143,9 +144,10 @@ class SystemBus:
 
 
 class UserDaemon:
-    """tabbard as `nobody`, RLIMIT_RTPRIO 0, on the null sink, with the private system bus."""
+    """tabbard as `nobody`, RLIMIT_RTPRIO 0, with the private system bus: on the null sink, or on `audio`
+    (tabbard's arguments) with `env` added (a rig's)."""
 
-    def __init__(self, bus):
+    def __init__(self, bus, audio=("--audio", "null"), env=None):
         self.dir = tempfile.mkdtemp(prefix="tabbard-rtkit-user-")
         os.chown(self.dir, NOBODY, NOBODY)
         os.chmod(self.dir, 0o700)
@@ -154,7 +156,7 @@ class UserDaemon:
         os.chmod(binary, 0o755)
         self.proc = Proc(["prlimit", "--rtprio=0", "setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
                           "--clear-groups", binary, "--no-config", "--socket", os.path.join(self.dir, "sock"),
-                          "--state", os.path.join(self.dir, "state.json"), "--audio", "null"], bus.env)
+                          "--state", os.path.join(self.dir, "state.json")] + list(audio), dict(bus.env, **(env or {})))
         # prlimit and setpriv exec: the PID is tabbard's.
         self.line = wait_for(lambda: self._realtime_line(), 30, "tabbard's realtime log line")
 
@@ -168,16 +170,10 @@ class UserDaemon:
 
     def audio_thread(self):
         """(policy, rt_priority) of the tabbard-audio thread as the kernel has them."""
-        task = "/proc/%d/task" % self.proc.proc.pid
-        for tid in os.listdir(task):
-            with open(os.path.join(task, tid, "comm")) as f:
-                if f.read().strip() != "tabbard-audio":
-                    continue
-            with open(os.path.join(task, tid, "stat")) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            # proc_pid_stat(5): field 40 is rt_priority, 41 policy; after the ")" comes field 3.
-            return int(fields[41 - 3]), int(fields[40 - 3])
-        raise AssertionError("no tabbard-audio thread in %s" % task)
+        threads = sched(self.proc.proc.pid, "tabbard-audio")
+        if len(threads) != 1:
+            raise AssertionError("not one tabbard-audio thread in /proc/%d/task: %s" % (self.proc.proc.pid, threads))
+        return threads[0]
 
     def stop(self):
         rc = self.proc.stop()
@@ -241,13 +237,51 @@ class NotAuthorized(RTKitCase):
                       "EPERM; RTKit refused (", line, self.context())
 
 
+class PluginThread(RTKitCase):
+    """PipeWire's ALSA plugin runs a main-loop thread (alsa-pipewire) in tabbard's process that must run
+    like the audio thread, or a click after idle waits a cycle more (docs/AUDIO.md, "The first cycle after
+    idle"). As a desktop user, that too goes through RTKit: the user's own PipeWire (a private rig run as
+    nobody as well), tabbard on it through PipeWire's ALSA plugin."""
+
+    def setUp(self):
+        super().setUp()
+        self.rig = Rig(RIG, user=NOBODY)
+        try:
+            self.rig.start()
+        except Exception:
+            self.rig.stop()
+            shutil.rmtree(self.rig.dir, ignore_errors=True)
+            raise
+
+    def tearDown(self):
+        try:
+            super().tearDown()
+        finally:
+            self.rig.stop()
+            shutil.rmtree(self.rig.dir, ignore_errors=True)
+
+    def test_granted_like_the_audio_thread(self):
+        self.daemon = UserDaemon(self.bus, ("--audio", "alsa", "--alsa-device", "rig"), self.rig.env)
+        pid = self.daemon.proc.proc.pid
+        audio = self.daemon.audio_thread()
+        self.assertEqual(audio, (SCHED_RR, 20), "the audio thread's policy and priority" + self.context())
+        try:
+            wait_for(lambda: sched(pid, "alsa-pipewire") == [audio], 20, "the plugin's thread raised")
+        except TimeoutError:
+            pass          # said by the assertion
+        self.assertEqual(sched(pid, "alsa-pipewire"), [audio], "the plugin's thread(s) (policy, priority), the "
+                         "audio thread's %s%s\npipewire:\n%s" % (audio, self.context(), self.rig.log("pipewire")[-800:]))
+
+
 def main():
-    global DAEMON
+    global DAEMON, RIG
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
+    ap.add_argument("--rig", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipewire", "rig.sh"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     DAEMON = os.path.abspath(a.daemon)
+    RIG = os.path.abspath(a.rig)
     why = None
     if os.getuid() != 0:
         why = "not root"
