@@ -44,7 +44,9 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public private(set) var isPulsePlugin = false
     /// Whether the PCM is an external plugin (`SND_PCM_TYPE_IOPLUG`: PipeWire's, PulseAudio's).
     private var isPlugin = false
-    public var pluginThreadName: String? { isPlugin ? AlsaSink.pipewireLoopThread : nil }
+    public var pluginThreadName: String? {
+        isPulsePlugin ? AlsaSink.pulseLoopThread : isPlugin ? AlsaSink.pipewireLoopThread : nil
+    }
     /// Why the PCM was given up while open (a call into it passed its deadline), for the next call's error.
     var closedBecause: String?
     /// Frames kept queued beyond the server's pull and one period while voices sound (see
@@ -65,6 +67,14 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     /// in 10; PipeWire 0.3.65's client completes a Start after answering for it, fixed upstream
     /// in 1.3.81) the click waited one cycle more (docs/AUDIO.md, "The first cycle after idle").
     public static let pipewireLoopThread = "alsa-pipewire"
+
+    /// The thread of libpulse's threaded main loop that PulseAudio's ALSA plugin starts at
+    /// `snd_pcm_open` (`pa_threaded_mainloop_new()` names it "threaded-ml"). Every refill the
+    /// audio thread hands the plugin reaches the server through it (`pa_stream_write` queues,
+    /// this loop sends), so at normal priority a busy machine made refills late — the late
+    /// refill that puts a hole into a sound through this plugin (docs/AUDIO.md, "PulseAudio's
+    /// ALSA plugin"). It gets the audio thread's scheduling like PipeWire's.
+    public static let pulseLoopThread = "threaded-ml"
 
     /// Frames the device buffer is asked to hold at least. The engine keeps only what the
     /// server pulls queued (see `AudioEngine`), so a large buffer adds no latency; it is

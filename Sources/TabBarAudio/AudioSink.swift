@@ -94,7 +94,8 @@ public protocol AudioSink: AnyObject {
     /// playing them (Unconfirmed.swift). false: taken is played.
     var standbyConfirmsLink: Bool { get }
     /// The name of a thread the device's plugin runs in this process that must share the
-    /// audio thread's scheduling (PipeWire's ALSA plugin: `AlsaSink.pipewireLoopThread`), or
+    /// audio thread's scheduling (PipeWire's ALSA plugin: `AlsaSink.pipewireLoopThread`;
+    /// PulseAudio's: `AlsaSink.pulseLoopThread`), or
     /// nil: no thread to look for (the null sink, hardware).
     var pluginThreadName: String? { get }
 }

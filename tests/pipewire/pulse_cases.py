@@ -6,7 +6,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import wait_for  # noqa: E402
+from pwrig import sched, wait_for  # noqa: E402
 from rigcase import CLICKS, FAILED_TIMEOUT, HEARD_TIMEOUT, RigCase, after_click  # noqa: E402
 
 
@@ -21,6 +21,17 @@ class PulsePlugin(RigCase):
     def test_no_click_gets_a_hole_and_none_is_lost_unreported(self):
         self.start_rig()
         c = self.start_daemon("--audio", "alsa", device="rig_pulse")
+        # Every refill reaches the server through the plugin's libpulse main loop (threaded-ml): it runs like
+        # the audio thread (a late refill is what puts a hole in a sound).
+        pid = self.daemon.proc.pid
+        audio = wait_for(lambda: sched(pid, "tabbard-audio"), 30, "the audio thread")[0]
+        self.assertIn(audio[0], (1, 2), "the audio thread is not realtime (%s): the rig runs as root" % (audio,))
+        try:
+            wait_for(lambda: sched(pid, "threaded-ml") == [audio], 10, "the plugin's thread to be raised")
+        except TimeoutError:
+            pass          # said by the assertion
+        self.assertEqual(sched(pid, "threaded-ml"), [audio], "the plugin's thread(s), the audio thread %s (policy, "
+                         "priority); log:\n%s" % (audio, self.daemon.log()[-2000:]))
         c.call("subscribe")
         asked, voices = self.play_clicks(c, "through PulseAudio's plugin")
         engine = c.call("stats.get")["audio"]["engine"]
