@@ -82,14 +82,15 @@ public struct Params: Sendable {
                 let key = JSONValue(doc, k)
                 for a in allowed where a.withBytes({ key.isKey($0) }) { known = true; break }
             }
-            if !known {
-                let key = doc.string(k)
-                let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
-                throw .invalidParams(name(key), "Unknown field \"\(name(key))\"; accepted fields: \(list).")
-            }
+            if !known { throw unknown(doc.string(k), allowed) }
             k = Int(tokens[k + 1].next)
             left -= 1
         }
+    }
+
+    func unknown<K: FieldName>(_ key: String, _ allowed: [K]) -> RPCError {
+        let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
+        return .invalidParams(name(key), "Unknown field \"\(name(key))\"; accepted fields: \(list).")
     }
 
     func missing(_ key: String, _ what: String) -> RPCError {
@@ -101,11 +102,12 @@ public struct Params: Sendable {
     }
 
     public func string(_ key: StaticString, maxLength: Int = 1024) throws(RPCError) -> String? {
-        try string(field: key, maxLength: maxLength)
+        try string(self[key], field: key, maxLength: maxLength)
     }
 
-    func string<K: FieldName>(field key: K, maxLength: Int) throws(RPCError) -> String? {
-        guard let v = member(key), !v.isNull else { return nil }
+    /// Field `key`'s value `v` as a string.
+    func string<K: FieldName>(_ v: JSONValue?, field key: K, maxLength: Int) throws(RPCError) -> String? {
+        guard let v, !v.isNull else { return nil }
         guard let s = v.stringValue else { throw wrong(key.text, "a string", v) }
         if s.utf8.count > maxLength {
             let key = key.text
@@ -115,13 +117,13 @@ public struct Params: Sendable {
     }
 
     public func requiredString(_ key: StaticString, maxLength: Int = 1024) throws(RPCError) -> String {
-        guard let s = try string(field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
+        guard let s = try string(self[key], field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
         return s
     }
 
     /// `requiredString` for a name made at run time.
     public func requiredString(name key: String, maxLength: Int = 1024) throws(RPCError) -> String {
-        guard let s = try string(field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
+        guard let s = try string(self[name: key], field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
         return s
     }
 
@@ -153,7 +155,7 @@ public struct Params: Sendable {
     }
 
     /// Integers that survive a trip through a JavaScript client: ±(2^53−1).
-    public static let safeIntegers: ClosedRange<Int> = -9_007_199_254_740_991...9_007_199_254_740_991
+    public static var safeIntegers: ClosedRange<Int> { -9_007_199_254_740_991...9_007_199_254_740_991 }
 
     /// A whole number. The number rule (docs/PROTOCOL.md, "Numbers"): the field takes a
     /// number written as a whole number — digits, an optional `-`, no fraction and no
@@ -161,9 +163,9 @@ public struct Params: Sendable {
     /// clamped. Without a `range`, the safe integers.
     public func int(_ key: StaticString, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
         guard let v = self[key], !v.isNull else { return nil }
-        guard v.kind == .number else { throw wrong(key.text, "a whole number", v) }
+        guard let literal = v.numberBytes else { throw wrong(key.text, "a whole number", v) }
         let range = range ?? Self.safeIntegers
-        if let i = v.intValue, range.contains(i) { return i }
+        if let i = JSONValue.int(literal), range.contains(i) { return i }
         let text = v.numberText!, key = key.text
         guard v.isIntegerLiteral else {
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be a whole number written without a fraction or exponent, not \(Self.clip(text)).")
@@ -179,8 +181,9 @@ public struct Params: Sendable {
 
     public func double(_ key: StaticString, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
         guard let v = self[key], !v.isNull else { return nil }
-        guard v.kind == .number else { throw wrong(key.text, "a number", v) }
-        guard let d = v.doubleValue, d.isFinite else {
+        guard let literal = v.numberBytes else { throw wrong(key.text, "a number", v) }
+        let d = JSONValue.double(literal)
+        guard d.isFinite else {
             let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be a finite number.")
         }
@@ -197,22 +200,13 @@ public struct Params: Sendable {
     }
 
     /// A string that must be one of an enum's raw values.
-    /// A plain string (no escapes) is matched by its bytes against the cases' raw values,
-    /// making no `String`; anything else takes the general way (and its errors).
-    public func choice<E: RawRepresentable & CaseIterable>(_ key: StaticString, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E?
-    where E.RawValue == String {
+    /// A plain string (no escapes) is matched by its bytes against the cases' raw values
+    /// (`WireChoice.wireNames`), making no `String`; anything else takes the general way
+    /// (and its errors).
+    public func choice<E: WireChoice>(_ key: StaticString, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E? {
         guard let v = self[key], !v.isNull else { return nil }
-        if v.kind == .string {
-            let raw = v.inner
-            for e in E.allCases {
-                var name = e.rawValue
-                if name.utf8.count == raw.count,
-                   name.withUTF8({ raw.count == 0 || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count) }) {
-                    return e
-                }
-            }
-        }
-        guard let s = try string(key, maxLength: 64) else { return nil }
+        if v.kind == .string, let e = E.wireNames.match(v.inner) { return e }
+        guard let s = try string(v, field: key, maxLength: 64) else { return nil }
         guard let e = E(rawValue: s) else {
             let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be one of \(allowed().map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\".")
