@@ -30,13 +30,20 @@ public struct WireNames<E: WireChoice>: Sendable {
         return w
     }
 
-    /// The case whose raw value `raw` (a plain string's bytes) spells, if any; nil also for
-    /// a raw value this table leaves out (then `init(rawValue:)` says).
+    /// The case whose raw value `raw` (a plain string's bytes in a document: eight readable
+    /// bytes follow them, the zero bytes after the document's text) spells, if any; nil also
+    /// for a raw value this table leaves out (then `init(rawValue:)` says).
     @inline(__always)
     func match(_ raw: UnsafeBufferPointer<UInt8>) -> E? {
         let n = raw.count
-        guard n <= 16 else { return nil }
-        let (first, second) = Self.words(raw)
+        guard n <= 16, let p = raw.baseAddress else { return nil }
+        @inline(__always) func word(_ at: Int) -> UInt64 {
+            let left = n - at
+            if left <= 0 { return 0 }
+            let w = UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self)
+            return left >= 8 ? w : w & ((1 << (8 * UInt64(left))) &- 1)
+        }
+        let first = word(0), second = word(8)
         for e in entries where e.count == n && e.first == first && e.second == second { return e.value }
         return nil
     }
