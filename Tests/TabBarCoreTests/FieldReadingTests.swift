@@ -93,6 +93,25 @@ import TabBarTesting
         }
     }
 
+    /// An id is copied from the line a word at a time (`RequestID(inDocument:)`): ids of
+    /// every length up to past the inline room, at the end of the line or before other
+    /// members, are the bytes the line spells, as `RequestID(text:)` holds them.
+    @Test func idsAreCopiedExactly() throws {
+        var rng = SplitMix64(seed: Self.seed ^ 3)
+        for _ in 0..<3_000 {
+            let length = 1 + rng.int(40)
+            let number = rng.chance(0.5)
+            var text = number ? String(1 + rng.int(9)) : "\""
+            while text.utf8.count < (number ? length : length - 1) { text += number ? String(rng.int(10)) : String(UnicodeScalar(UInt8(0x61 + rng.int(26)))) }
+            if !number { text += "\"" }
+            let line = rng.chance(0.5) ? #"{"method":"ping","id":\#(text)}"# : #"{"id":\#(text),"method":"ping","params":{}}"#
+            let bytes = Array(line.utf8)
+            let request = try bytes.withUnsafeBufferPointer { b throws(Envelope.Rejection) in try Envelope.decode(b).get() }
+            let want = Array(text.utf8).withUnsafeBufferPointer { RequestID(text: $0) }
+            #expect(request.id == want && request.id?.text == Array(text.utf8), "seed \(Self.seed): \(line)")
+        }
+    }
+
     /// Random strings near every choice's raw values (a byte changed, added or dropped,
     /// another case, escapes, past 16 bytes): matched as `init(rawValue:)` matches them,
     /// refused with the same error.
