@@ -1,7 +1,9 @@
 /// A decoded JSON-RPC request. `id == nil` means a notification (no reply).
 public struct Request: Sendable {
-    /// The id its reply echoes (`RequestID`: the id's JSON text).
-    public var id: RequestID?
+    /// The id its reply echoes (`RequestID`: the id's JSON text). (A `let`: with a `var`,
+    /// the optimizer made every request in a temporary and copied it out through the value
+    /// witnesses, some 150 instructions a request.)
+    public let id: RequestID?
     public var method: String
     /// The params object as the line holds it (nil: none, or `null`).
     public var params: JSONValue?
@@ -103,11 +105,10 @@ public enum Envelope {
     /// The checks of the envelope, in order, on its members' values.
     @inline(__always)
     static func read(_ members: JSONDocument.EnvelopeMembers, in doc: JSONDocument.Tape) throws(Rejection) -> Request {
-        @inline(__always) func at(_ k: Int) -> JSONValue? { k >= 0 ? JSONValue(doc, k) : nil }
-        let idValue = at(members.id), method = at(members.method), params = at(members.params), version = at(members.version)
         var id: RequestID?
-        if let i = idValue {
+        if members.id >= 0 {
             // Kept as the id's text (a number's literal as given: see `RequestID`).
+            let i = JSONValue(doc, members.id)
             switch i.kind {
             case .number, .string, .escapedString: id = RequestID(i)
             case .null:
@@ -118,22 +119,30 @@ public enum Envelope {
                 throw Rejection(id: .null, error: .invalidRequest("\"id\" must be a number or a string, not \(i.typeName)."), silent: false)
             }
         }
-        let replyID = id ?? .null
-        if let v = version, !(v.kind == .string && v.isKey("2.0")) {
-            throw Rejection(id: replyID, error: .invalidRequest("\"jsonrpc\" must be \"2.0\" when present."), silent: false)
+        // (The reply's id, `id ?? .null`, is made only for a refusal.)
+        if members.version >= 0, case let v = JSONValue(doc, members.version), !(v.kind == .string && v.isKey("2.0")) {
+            throw Rejection(id: id ?? .null, error: .invalidRequest("\"jsonrpc\" must be \"2.0\" when present."), silent: false)
         }
-        guard let method else {
-            throw Rejection(id: replyID, error: .invalidRequest("The request has no \"method\"."), silent: false)
+        guard members.method >= 0 else {
+            throw Rejection(id: id ?? .null, error: .invalidRequest("The request has no \"method\"."), silent: false)
         }
         // A known name is the table's own string (no string made per request).
+        let method = JSONValue(doc, members.method)
         let known = method.kind == .string ? Methods.index(named: method.inner) : nil
         guard let name = known.map({ Methods.all[$0].name }) ?? method.stringValue else {
-            throw Rejection(id: replyID, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false)
+            throw Rejection(id: id ?? .null, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false)
         }
-        if let p = params, p.kind != .object, p.kind != .null {
-            throw Rejection(id: replyID, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil)
+        var params: JSONValue?
+        if members.params >= 0 {
+            let p = JSONValue(doc, members.params)
+            switch p.kind {
+            case .object: params = p
+            case .null: break
+            default:
+                throw Rejection(id: id ?? .null, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil)
+            }
         }
-        return Request(id: id, method: name, params: params?.isNull == true ? nil : params, methodIndex: known)
+        return Request(id: id, method: name, params: params, methodIndex: known)
     }
 
     /// The envelope of a `JSON` request (tests and tools).

@@ -61,23 +61,37 @@ public struct JSONValue: Sendable {
 
     /// Whether a number is written as a whole number (no fraction, no exponent).
     public var isIntegerLiteral: Bool {
-        guard kind == .number else { return false }
-        for c in raw where c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { return false }
+        guard let r = numberBytes else { return false }
+        for c in r where c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { return false }
         return true
     }
 
+    /// A number's literal, between its token's start and end (nil: not a number).
+    @inline(__always)
+    var numberBytes: UnsafeBufferPointer<UInt8>? {
+        let t = token
+        guard t.kind == .number else { return nil }
+        return UnsafeBufferPointer(start: doc.bytes.baseAddress! + Int(t.start), count: Int(t.end &- t.start))
+    }
+
     /// A whole number that fits an Int (digits only, optional `-`).
-    public var intValue: Int? {
-        guard kind == .number else { return nil }
-        let r = raw
-        var k = 0
-        let negative = r[0] == UInt8(ascii: "-")
+    public var intValue: Int? { numberBytes.flatMap(Self.int) }
+
+    public var doubleValue: Double? { numberBytes.map(Self.double) }
+
+    /// A number literal (already validated) as an Int, if it is a whole number (digits, an
+    /// optional `-`) that fits one.
+    @inline(__always)
+    static func int(_ r: UnsafeBufferPointer<UInt8>) -> Int? {
+        let p = r.baseAddress!, n = r.count
+        let negative = p[0] == UInt8(ascii: "-")
         var j = negative ? 1 : 0
-        if r.count - j > 18 { return isIntegerLiteral ? Int(String(decoding: r, as: UTF8.self)) : nil }
-        // One pass: in a number token, a byte that is not a digit (after the sign) is a
+        if n - j > 18 { return intSlowly(r) }
+        // One pass: in a number literal, a byte that is not a digit (after the sign) is a
         // fraction or an exponent.
-        while j < r.count {
-            let d = r[j] &- 0x30
+        var k = 0
+        while j < n {
+            let d = p[j] &- 0x30
             if d >= 10 { return nil }
             k = k &* 10 &+ Int(d)
             j += 1
@@ -85,46 +99,74 @@ public struct JSONValue: Sendable {
         return negative ? -k : k
     }
 
-    public var doubleValue: Double? {
-        guard kind == .number else { return nil }
-        if let i = intValue, i.magnitude < 1 << 53 { return Double(i) }
-        if let d = Self.exactDouble(raw) { return d }
-        return Double(String(decoding: raw, as: UTF8.self))
+    /// `int` for literals of more than 18 digits (which may or may not fit).
+    @inline(never)
+    static func intSlowly(_ r: UnsafeBufferPointer<UInt8>) -> Int? {
+        for c in r where c == UInt8(ascii: ".") || c | 0x20 == UInt8(ascii: "e") { return nil }
+        return Int(String(decoding: r, as: UTF8.self))
     }
 
-    static let powersOfTen: [Double] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+    /// A number literal (already validated) as a Double, rounded as `strtod` rounds it; a
+    /// whole number written `-0` reads as 0 (as the integer it is).
+    @inline(__always)
+    static func double(_ r: UnsafeBufferPointer<UInt8>) -> Double {
+        if let d = exactDouble(r) { return d }
+        return doubleSlowly(r)
+    }
 
-    /// A number literal (already validated) of at most 15 significant digits scaled by at
-    /// most 10^±22, read without a string: the digits and the power of ten are both exact
-    /// doubles, so one multiplication or division rounds correctly, as `strtod` does
-    /// (Clinger's fast path). nil: anything else, for `Double(String)`.
+    /// `double` through `Double(String)` (`strtod`).
+    @inline(never)
+    static func doubleSlowly(_ r: UnsafeBufferPointer<UInt8>) -> Double {
+        Double(String(decoding: r, as: UTF8.self))!  // (a JSON number always reads, as ±inf when out of range)
+    }
+
+    /// 10^0 … 10^22: every one an exact double.
+    private static let powersOfTen: [Double] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+    /// A number literal (already validated) whose digits make an integer of at most 2^53
+    /// scaled by at most 10^±22, read in one pass without a string: the digits and the power
+    /// of ten are both exact doubles, so one multiplication or division rounds correctly, as
+    /// `strtod` does (Clinger's fast path). nil: anything else, for `strtod`.
+    @inline(__always)
     static func exactDouble(_ r: UnsafeBufferPointer<UInt8>) -> Double? {
-        var i = 0
-        let negative = r[0] == UInt8(ascii: "-")
-        if negative { i = 1 }
-        var m: UInt64 = 0, digits = 0, scale = 0, afterPoint = false
-        while i < r.count {
-            let c = r[i]
-            if c == UInt8(ascii: ".") { afterPoint = true; i += 1; continue }
-            let d = c &- 0x30
-            if d >= 10 { break }
-            if m != 0 || d != 0 { digits += 1 }
-            if digits > 15 { return nil }
+        let p = r.baseAddress!, n = r.count
+        let negative = p[0] == UInt8(ascii: "-")
+        var i = negative ? 1 : 0
+        var m: UInt64 = 0
+        // (Past 2^59 the digits are beyond 2^53 anyway; the check keeps `m` from overflowing.)
+        while i < n, case let d = p[i] &- 0x30, d < 10 {
+            if m >= 1 << 59 { return nil }
             m = m &* 10 &+ UInt64(d)
-            if afterPoint { scale += 1 }
             i += 1
         }
+        if i == n {
+            // A whole number, read as the integer it is (-0 is 0).
+            if m > 1 << 53 { return nil }
+            return negative && m != 0 ? -Double(m) : Double(m)
+        }
+        var scale = 0
+        if p[i] == UInt8(ascii: ".") {
+            i += 1
+            let first = i
+            while i < n, case let d = p[i] &- 0x30, d < 10 {
+                if m >= 1 << 59 { return nil }
+                m = m &* 10 &+ UInt64(d)
+                i += 1
+            }
+            scale = i - first
+        }
         var e = 0
-        if i < r.count {  // e or E
+        if i < n {  // e or E
             i += 1
             var minus = false
-            if r[i] == UInt8(ascii: "-") { minus = true; i += 1 } else if r[i] == UInt8(ascii: "+") { i += 1 }
-            if r.count - i > 4 { return nil }
-            while i < r.count { e = e * 10 + Int(r[i] &- 0x30); i += 1 }
+            if p[i] == UInt8(ascii: "-") { minus = true; i += 1 } else if p[i] == UInt8(ascii: "+") { i += 1 }
+            if n - i > 4 { return nil }
+            while i < n { e = e * 10 + Int(p[i] &- 0x30); i += 1 }
             if minus { e = -e }
         }
         if m == 0 { return negative ? -0.0 : 0.0 }
+        if m > 1 << 53 { return nil }
         let e10 = e - scale
         guard e10 >= -22 && e10 <= 22 else { return nil }
         let v = e10 >= 0 ? Double(m) * powersOfTen[e10] : Double(m) / powersOfTen[-e10]

@@ -82,14 +82,15 @@ public struct Params: Sendable {
                 let key = JSONValue(doc, k)
                 for a in allowed where a.withBytes({ key.isKey($0) }) { known = true; break }
             }
-            if !known {
-                let key = doc.string(k)
-                let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
-                throw .invalidParams(name(key), "Unknown field \"\(name(key))\"; accepted fields: \(list).")
-            }
+            if !known { throw unknown(doc.string(k), allowed) }
             k = Int(tokens[k + 1].next)
             left -= 1
         }
+    }
+
+    func unknown<K: FieldName>(_ key: String, _ allowed: [K]) -> RPCError {
+        let list = allowed.isEmpty ? "none" : allowed.map(\.text).joined(separator: ", ")
+        return .invalidParams(name(key), "Unknown field \"\(name(key))\"; accepted fields: \(list).")
     }
 
     func missing(_ key: String, _ what: String) -> RPCError {
@@ -100,12 +101,19 @@ public struct Params: Sendable {
         .invalidParams(name(key), "Field \"\(name(key))\" must be \(what), not \(got.typeName).")
     }
 
+    // The readers below are inlined where they are called: the common case — a field that
+    // is absent, or present and valid — is its lookup and a few tests; what is unusual (a
+    // refusal, an escaped string) is out of line.
+
+    @inline(__always)
     public func string(_ key: StaticString, maxLength: Int = 1024) throws(RPCError) -> String? {
-        try string(field: key, maxLength: maxLength)
+        guard let v = self[key], !v.isNull else { return nil }
+        return try string(v, field: key, maxLength: maxLength)
     }
 
-    func string<K: FieldName>(field key: K, maxLength: Int) throws(RPCError) -> String? {
-        guard let v = member(key), !v.isNull else { return nil }
+    /// Field `key`'s value `v` (present, not null) as a string.
+    @inline(never)
+    func string<K: FieldName>(_ v: JSONValue, field key: K, maxLength: Int) throws(RPCError) -> String {
         guard let s = v.stringValue else { throw wrong(key.text, "a string", v) }
         if s.utf8.count > maxLength {
             let key = key.text
@@ -114,20 +122,29 @@ public struct Params: Sendable {
         return s
     }
 
+    @inline(__always)
     public func requiredString(_ key: StaticString, maxLength: Int = 1024) throws(RPCError) -> String {
-        guard let s = try string(field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
-        return s
+        guard let v = self[key], !v.isNull else { throw missing(key.text, "a string") }
+        return try string(v, field: key, maxLength: maxLength)
     }
 
     /// `requiredString` for a name made at run time.
     public func requiredString(name key: String, maxLength: Int = 1024) throws(RPCError) -> String {
-        guard let s = try string(field: key, maxLength: maxLength) else { throw missing(key.text, "a string") }
-        return s
+        guard let v = self[name: key], !v.isNull else { throw missing(key.text, "a string") }
+        return try string(v, field: key, maxLength: maxLength)
     }
 
     /// An item id: 1…`maxLength` bytes, no control characters.
+    @inline(__always)
     public func id(_ key: StaticString, maxLength: Int = 64) throws(RPCError) -> String? {
-        guard let s = try string(key, maxLength: maxLength) else { return nil }
+        guard let v = self[key], !v.isNull else { return nil }
+        return try id(v, key, maxLength: maxLength)
+    }
+
+    /// Field `key`'s value `v` (present, not null) as an item id.
+    @inline(never)
+    func id(_ v: JSONValue, _ key: StaticString, maxLength: Int) throws(RPCError) -> String {
+        let s = try string(v, field: key, maxLength: maxLength)
         if s.isEmpty { let key = key.text; throw .invalidParams(name(key), "Field \"\(name(key))\" must not be empty.") }
         if s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
             let key = key.text
@@ -136,83 +153,91 @@ public struct Params: Sendable {
         return s
     }
 
+    @inline(__always)
     public func requiredID(_ key: StaticString, maxLength: Int = 64) throws(RPCError) -> String {
-        guard let s = try id(key, maxLength: maxLength) else { throw missing(key.text, "an item id") }
-        return s
+        guard let v = self[key], !v.isNull else { throw missing(key.text, "an item id") }
+        return try id(v, key, maxLength: maxLength)
     }
 
+    @inline(__always)
     public func bool(_ key: StaticString) throws(RPCError) -> Bool? {
         guard let v = self[key], !v.isNull else { return nil }
         guard let b = v.boolValue else { throw wrong(key.text, "true or false", v) }
         return b
     }
 
+    @inline(__always)
     public func requiredBool(_ key: StaticString) throws(RPCError) -> Bool {
         guard let b = try bool(key) else { throw missing(key.text, "true or false") }
         return b
     }
 
     /// Integers that survive a trip through a JavaScript client: ±(2^53−1).
-    public static let safeIntegers: ClosedRange<Int> = -9_007_199_254_740_991...9_007_199_254_740_991
+    public static var safeIntegers: ClosedRange<Int> { -9_007_199_254_740_991...9_007_199_254_740_991 }
 
     /// A whole number. The number rule (docs/PROTOCOL.md, "Numbers"): the field takes a
     /// number written as a whole number — digits, an optional `-`, no fraction and no
     /// exponent — whose value is in `range`; anything else is refused, never rounded or
     /// clamped. Without a `range`, the safe integers.
+    @inline(__always)
     public func int(_ key: StaticString, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
         guard let v = self[key], !v.isNull else { return nil }
-        guard v.kind == .number else { throw wrong(key.text, "a whole number", v) }
-        let range = range ?? Self.safeIntegers
-        if let i = v.intValue, range.contains(i) { return i }
+        if let literal = v.numberBytes, let i = JSONValue.int(literal), (range ?? Self.safeIntegers).contains(i) { return i }
+        throw refusedInt(v, key, range: range ?? Self.safeIntegers)
+    }
+
+    /// Why field `key`'s value `v` is not a whole number in `range`.
+    @inline(never)
+    func refusedInt(_ v: JSONValue, _ key: StaticString, range: ClosedRange<Int>) -> RPCError {
+        guard v.kind == .number else { return wrong(key.text, "a whole number", v) }
         let text = v.numberText!, key = key.text
         guard v.isIntegerLiteral else {
-            throw .invalidParams(name(key), "Field \"\(name(key))\" must be a whole number written without a fraction or exponent, not \(Self.clip(text)).")
+            return .invalidParams(name(key), "Field \"\(name(key))\" must be a whole number written without a fraction or exponent, not \(Self.clip(text)).")
         }
-        guard let i = Int(text), range.contains(i) else {
-            throw .invalidParams(name(key), "Field \"\(name(key))\" must be between \(range.lowerBound) and \(range.upperBound), not \(Self.clip(text)).")
-        }
-        return i
+        return .invalidParams(name(key), "Field \"\(name(key))\" must be between \(range.lowerBound) and \(range.upperBound), not \(Self.clip(text)).")
     }
 
     /// A number literal for a message: at most 40 characters of it.
     static func clip(_ text: String) -> String { text.utf8.count <= 40 ? text : String(text.prefix(37)) + "..." }
 
+    @inline(__always)
     public func double(_ key: StaticString, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
         guard let v = self[key], !v.isNull else { return nil }
-        guard v.kind == .number else { throw wrong(key.text, "a number", v) }
-        guard let d = v.doubleValue, d.isFinite else {
-            let key = key.text
-            throw .invalidParams(name(key), "Field \"\(name(key))\" must be a finite number.")
-        }
-        if let range, !range.contains(d) {
-            let key = key.text
-            throw .invalidParams(name(key), "Field \"\(name(key))\" must be between \(range.lowerBound) and \(range.upperBound), not \(d).")
-        }
-        return d
+        if let literal = v.numberBytes, case let d = JSONValue.double(literal), d.isFinite, range?.contains(d) ?? true { return d }
+        throw refusedDouble(v, key, range: range)
     }
 
+    /// Why field `key`'s value `v` is not a finite number in `range`.
+    @inline(never)
+    func refusedDouble(_ v: JSONValue, _ key: StaticString, range: ClosedRange<Double>?) -> RPCError {
+        guard let literal = v.numberBytes else { return wrong(key.text, "a number", v) }
+        let d = JSONValue.double(literal), key = key.text
+        guard d.isFinite else { return .invalidParams(name(key), "Field \"\(name(key))\" must be a finite number.") }
+        let range = range!  // (a finite number is refused only by its range)
+        return .invalidParams(name(key), "Field \"\(name(key))\" must be between \(range.lowerBound) and \(range.upperBound), not \(d).")
+    }
+
+    @inline(__always)
     public func requiredDouble(_ key: StaticString, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double {
         guard let d = try double(key, range: range) else { throw missing(key.text, "a number") }
         return d
     }
 
     /// A string that must be one of an enum's raw values.
-    /// A plain string (no escapes) is matched by its bytes against the cases' raw values,
-    /// making no `String`; anything else takes the general way (and its errors).
-    public func choice<E: RawRepresentable & CaseIterable>(_ key: StaticString, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E?
-    where E.RawValue == String {
+    /// A plain string (no escapes) is matched by its bytes against the cases' raw values
+    /// (`WireChoice.wireNames`), making no `String`; anything else takes the general way
+    /// (and its errors).
+    @inline(__always)
+    public func choice<E: WireChoice>(_ key: StaticString, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E? {
         guard let v = self[key], !v.isNull else { return nil }
-        if v.kind == .string {
-            let raw = v.inner
-            for e in E.allCases {
-                var name = e.rawValue
-                if name.utf8.count == raw.count,
-                   name.withUTF8({ raw.count == 0 || memcmpEqual($0.baseAddress!, raw.baseAddress!, raw.count) }) {
-                    return e
-                }
-            }
-        }
-        guard let s = try string(key, maxLength: 64) else { return nil }
+        if v.kind == .string, let e = E.wireNames.match(v.inner) { return e }
+        return try choice(v, key, E.self, allowed: allowed())
+    }
+
+    /// Field `key`'s value `v` (present, not null, not a plain raw value) as one of `E`'s cases.
+    @inline(never)
+    func choice<E: WireChoice>(_ v: JSONValue, _ key: StaticString, _ type: E.Type, allowed: @autoclosure () -> [String]) throws(RPCError) -> E {
+        let s = try string(v, field: key, maxLength: 64)
         guard let e = E(rawValue: s) else {
             let key = key.text
             throw .invalidParams(name(key), "Field \"\(name(key))\" must be one of \(allowed().map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\".")
