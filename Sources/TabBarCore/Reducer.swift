@@ -76,7 +76,8 @@ public enum JournalEntry: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .select(tab, source), let .actionTrigger(tab, source):
-            o.put(#"{"tab":"#); tab.write(into: &o); o.put(#","source":"#); o.source(source); o.put("}")
+            o.reserve(32 &+ tab.room)
+            o.unchecked(#"{"tab":"#); tab.writeUnchecked(into: &o); o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
         case let .setHidden(hidden, reason):
             o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.utf8(reason.rawValue); o.put(#""}"#)
         case .timerFired(let key):
