@@ -339,7 +339,9 @@ public struct Reducer: Sendable {
         let id = state.items[k].idText
         var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
         if let s = state.selected { old = state.index(of: s) }
-        let (reselected, effects) = moveSelection(to: k, source: source)
+        // (Ids are unique on a bar: the selected item is `k` exactly when its index is.)
+        let reselected = old == k
+        let effects = moveSelection(to: k, reselected: reselected, source: source)
         var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
         if !reselected, let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
         if reselected {
@@ -356,17 +358,17 @@ public struct Reducer: Sendable {
     }
 
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
-    /// becomes selected (its predecessor `previous`) unless it already was (a reselect).
-    /// Returns whether it was a reselect, and the sound a user's commit plays.
-    mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: Effect?) {
-        let reselected = state.selected == state.items[k].id
+    /// becomes selected (its predecessor `previous`) unless it already was (`reselected`).
+    /// Returns the sound a user's commit plays.
+    mutating func moveSelection(to k: Int, reselected: Bool, source: Source) -> Effect? {
         if state.activeAction != nil { state.activeAction = nil }
         if !reselected {
-            state.previous = state.selected
+            // (Swapped, then replaced: the old selection moves to `previous` without a copy.)
+            swap(&state.previous, &state.selected)
             state.selected = state.items[k].id
         }
-        guard source == .user else { return (reselected, nil) }
-        return (reselected, sound(reselected ? .reselect : .select, own: state.items[k].sound))
+        guard source == .user else { return nil }
+        return sound(reselected ? .reselect : .select, own: state.items[k].sound)
     }
 
     // MARK: Actions
