@@ -48,14 +48,9 @@ public enum Reply: Equatable, Sendable {
             o.uncheckedSeqHead(s); o.unchecked(#","target":"#); o.uncheckedOptional(target)
             o.unchecked(#","consumed":"#); o.uncheckedBool(consumed)
             o.unchecked(#","commit":"#)
-            switch commit {
-            case .select?: o.unchecked(#""select""#)
-            case .reselect?: o.unchecked(#""reselect""#)
-            case .action?: o.unchecked(#""action""#)
-            case nil: o.unchecked("null")
-            }
-            if ignored { o.unchecked(#","ignored":true"#) }
-            o.unchecked("}")
+            if let commit { o.unchecked("\""); o.utf8(commit.rawValue); o.put("\"") } else { o.unchecked("null") }
+            if ignored { o.put(#","ignored":true"#) }
+            o.put("}")
         case let .badge(s, item, limits, ignored):
             o.seqHead(s); item.writeBadge(limits, into: &o)
             if ignored { o.put(#","ignored":true"#) }
@@ -108,7 +103,8 @@ public enum BarEvent: Equatable, Sendable {
 
     /// Appends the whole notification line, newline included.
     public func write(into o: inout ByteBuffer) {
-        o.put(#"{"jsonrpc":"2.0","method":""#)
+        o.reserve(64)
+        o.unchecked(#"{"jsonrpc":"2.0","method":""#)
         o.utf8(method)
         o.put(#"","params":"#)
         writeParams(into: &o)
@@ -119,10 +115,14 @@ public enum BarEvent: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .tabSelected(s, tab, previous, source):
-            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","previous":"#); o.optional(previous)
-            o.put(#","source":"#); o.source(source); o.put("}")
+            o.reserve(80 &+ tab.room &+ (previous?.room ?? 4))
+            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
+            o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
+            o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
         case let .tabReselected(s, tab, source):
-            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","source":"#); o.source(source); o.put("}")
+            o.reserve(64 &+ tab.room)
+            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
+            o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
         case let .actionTriggered(s, tab, action):
             o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o)
             if let action { o.put(#","action":"#); o.string(action) }
@@ -140,7 +140,9 @@ public enum BarEvent: Equatable, Sendable {
         case let .feedbackChanged(s, f):
             o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
         case let .tabHighlighted(s, tab, phase):
-            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
+            o.reserve(64 &+ tab.room)
+            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
+            o.unchecked(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
             o.put(#","trigger":""#); o.utf8(trigger.rawValue)

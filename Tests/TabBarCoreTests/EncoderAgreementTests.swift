@@ -133,6 +133,15 @@ import TabBarTesting
                                JSON.Member("params", .object([JSON.Member("seq", .int(seq)), JSON.Member("tab", .string(tab)),
                                                               JSON.Member("previous", prev), JSON.Member("source", .string(source.rawValue))]))]).encoded() + [0x0A],
                   "tab.selected \(k)")
+            let line: (String, [JSON.Member]) -> [UInt8] = { method, params in
+                JSON.object([JSON.Member("jsonrpc", .string("2.0")), JSON.Member("method", .string(method)),
+                             JSON.Member("params", .object([JSON.Member("seq", .int(seq)), JSON.Member("tab", .string(tab))] + params))]).encoded() + [0x0A]
+            }
+            check(Self.written(after: before) { BarEvent.tabReselected(seq: seq, tab: QuotedText(tab), source: source).write(into: &$0) },
+                  line("tab.reselected", [JSON.Member("source", .string(source.rawValue))]), "tab.reselected \(k)")
+            let phase = rng.pick(HighlightPhase.allCases)
+            check(Self.written(after: before) { BarEvent.tabHighlighted(seq: seq, tab: QuotedText(tab), phase: phase).write(into: &$0) },
+                  line("tab.highlighted", [JSON.Member("phase", .string(phase.rawValue))]), "tab.highlighted \(k)")
         }
         #expect(differences == 0, "seed \(Self.seed): \(differences) lines differ")
     }
