@@ -59,7 +59,18 @@ public struct ByteBuffer {
         guard let p = b.baseAddress, !b.isEmpty else { return }
         let n = b.count
         assert(capacity &- count >= n)
-        if n <= 16 { ByteBuffer.copyShort(p, n, to: base + count) } else {
+        if n <= 16 {
+            ByteBuffer.copyShort(p, n, to: base + count)
+        } else if n <= 32 {
+            // (17…32 bytes, a request's params mostly: the first 16 and the last 16, overlapping.)
+            let src = UnsafeRawPointer(p), q = UnsafeMutableRawPointer(base + count)
+            let a = src.loadUnaligned(as: UInt64.self), b = src.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            let c = src.loadUnaligned(fromByteOffset: n &- 16, as: UInt64.self), d = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+            q.storeBytes(of: a, as: UInt64.self)
+            q.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
+            q.storeBytes(of: c, toByteOffset: n &- 16, as: UInt64.self)
+            q.storeBytes(of: d, toByteOffset: n &- 8, as: UInt64.self)
+        } else {
             UnsafeMutableRawPointer(base + count).copyMemory(from: p, byteCount: n)
         }
         count &+= n
