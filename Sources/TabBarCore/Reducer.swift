@@ -285,7 +285,8 @@ public struct Reducer: Sendable {
         if !state.settings.sounds.isEmpty, let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
         if let own, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
-        guard let name, name != "none", !name.isEmpty else { return nil }
+        // ("none" told by its length first: comparing two short strings' contents is a call.)
+        guard let name, !name.isEmpty, name.utf8.count != 4 || name != "none" else { return nil }
         let gain = state.feedback.volume * (profile == .quiet ? sounds.quietGain : 1)
         guard gain > 0 else { return nil }
         return .play(name: name, gain: gain, trigger: trigger)
