@@ -319,10 +319,13 @@ extension ByteBuffer {
             | ((w &- ones &* 0x20) & ~w & highs)) != 0
     }
 
-    /// `s`'s bytes as they are (enum raw values, number literals).
+    /// `s`'s bytes as they are (enum raw values, method names, number literals). (Read in
+    /// place: a mutable copy for `withUTF8` counted a reference, and released it.)
     @inline(__always) mutating func utf8(_ s: String) {
-        var s = s
-        s.withUTF8 { append($0) }
+        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+            var copy = s
+            copy.withUTF8 { append($0) }
+        }
     }
 
     /// A request's id (its JSON text).
