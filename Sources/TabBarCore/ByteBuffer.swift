@@ -164,12 +164,6 @@ extension ByteBuffer {
         count &+= n
     }
 
-    /// Counts `n` more bytes, stored past the end, as written.
-    @inline(__always) mutating func advance(_ n: Int) {
-        assert(capacity &- count >= n)
-        count &+= n
-    }
-
     @inline(__always) mutating func seqHead(_ seq: UInt64) {
         put(#"{"seq":"#)
         uint(seq)
