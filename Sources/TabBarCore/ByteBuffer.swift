@@ -49,11 +49,31 @@ public struct ByteBuffer {
 
     @inline(__always)
     public mutating func append(_ b: UnsafeBufferPointer<UInt8>) {
+        reserve(b.count)
+        uncheckedAppend(b)
+    }
+
+    /// `append` in room already reserved.
+    @inline(__always)
+    mutating func uncheckedAppend(_ b: UnsafeBufferPointer<UInt8>) {
         guard let p = b.baseAddress, !b.isEmpty else { return }
         let n = b.count
-        reserve(n)
-        if n <= 16 { ByteBuffer.copyShort(p, n, to: base + count) } else { (base + count).update(from: p, count: n) }
-        count += n
+        assert(capacity &- count >= n)
+        if n <= 16 {
+            ByteBuffer.copyShort(p, n, to: base + count)
+        } else if n <= 32 {
+            // (17…32 bytes, a request's params mostly: the first 16 and the last 16, overlapping.)
+            let src = UnsafeRawPointer(p), q = UnsafeMutableRawPointer(base + count)
+            let a = src.loadUnaligned(as: UInt64.self), b = src.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            let c = src.loadUnaligned(fromByteOffset: n &- 16, as: UInt64.self), d = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+            q.storeBytes(of: a, as: UInt64.self)
+            q.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
+            q.storeBytes(of: c, toByteOffset: n &- 16, as: UInt64.self)
+            q.storeBytes(of: d, toByteOffset: n &- 8, as: UInt64.self)
+        } else {
+            UnsafeMutableRawPointer(base + count).copyMemory(from: p, byteCount: n)
+        }
+        count &+= n
     }
 
     /// Copies `n` (1…16) bytes with a few overlapping loads and stores that cover every
@@ -128,10 +148,20 @@ public struct ByteBuffer {
 /// The pieces every encoder writes with.
 extension ByteBuffer {
     @inline(__always) public mutating func put(_ s: StaticString) {
+        reserve(s.utf8CodeUnitCount)
+        unchecked(s)
+    }
+
+    // Unchecked pieces: written after one `reserve` for a whole reply, event or journal line
+    // (room for every literal piece and number of it, and each text's `room`), with no
+    // capacity check of their own. Debug builds assert the room.
+
+    /// `s`'s bytes (a literal: its length is known where it is written, a copy of constant size).
+    @inline(__always) mutating func unchecked(_ s: StaticString) {
         let n = s.utf8CodeUnitCount
-        reserve(n)
-        (base + count).update(from: s.utf8Start, count: n)
-        count += n
+        assert(capacity &- count >= n)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: s.utf8Start, byteCount: n)
+        count &+= n
     }
 
     @inline(__always) mutating func seqHead(_ seq: UInt64) {
@@ -139,30 +169,57 @@ extension ByteBuffer {
         uint(seq)
     }
 
+    /// `seqHead` in room already reserved (27 bytes).
+    @inline(__always) mutating func uncheckedSeqHead(_ seq: UInt64) {
+        unchecked(#"{"seq":"#)
+        uncheckedUInt(seq)
+    }
+
     /// The decimal digits of `v`.
     @inline(__always) mutating func uint(_ v: UInt64) {
         reserve(20)
+        uncheckedUInt(v)
+    }
+
+    /// `uint` in room already reserved (20 bytes).
+    @inline(__always) mutating func uncheckedUInt(_ v: UInt64) {
+        assert(capacity &- count >= 20)
         if v < 10 {
             base[count] = UInt8(truncatingIfNeeded: v) &+ 0x30
-            count += 1
+            count &+= 1
             return
         }
-        // One pass, last digit first, into the room reserved past the end; then moved down.
+        // Two digits at a time, last first, into the room reserved past the end; then moved down.
+        let pairs = ByteBuffer.digitPairs.utf8Start
         var x = v
-        var k = count + 20
-        while x > 0 {
-            k -= 1
-            let q = x / 10
-            base[k] = UInt8(truncatingIfNeeded: x &- q &* 10) &+ 0x30
+        var k = count &+ 20
+        while x >= 100 {
+            let q = x / 100
+            let r = Int(truncatingIfNeeded: x &- q &* 100) &* 2
+            k &-= 2
+            base[k] = pairs[r]
+            base[k &+ 1] = pairs[r &+ 1]
             x = q
         }
-        let n = count + 20 - k
+        if x >= 10 {
+            let r = Int(truncatingIfNeeded: x) &* 2
+            k &-= 2
+            base[k] = pairs[r]
+            base[k &+ 1] = pairs[r &+ 1]
+        } else {
+            k &-= 1
+            base[k] = UInt8(truncatingIfNeeded: x) &+ 0x30
+        }
+        let n = count &+ 20 &- k
         // (The two may overlap: `copyShort` loads everything before it stores.)
         if n <= 16 { ByteBuffer.copyShort(base + k, n, to: base + count) } else {
             UnsafeMutableRawPointer(base + count).copyMemory(from: base + k, byteCount: n)
         }
-        count += n
+        count &+= n
     }
+
+    /// "00" "01" … "99": the two digits of every number below 100.
+    @inline(__always) static var digitPairs: StaticString { "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899" }
 
     @inline(__always) mutating func int(_ v: Int) {
         if v < 0 { append(UInt8(ascii: "-")) }
@@ -256,10 +313,13 @@ extension ByteBuffer {
             | ((w &- ones &* 0x20) & ~w & highs)) != 0
     }
 
-    /// `s`'s bytes as they are (enum raw values, number literals).
+    /// `s`'s bytes as they are (enum raw values, method names, number literals). (Read in
+    /// place: a mutable copy for `withUTF8` counted a reference, and released it.)
     @inline(__always) mutating func utf8(_ s: String) {
-        var s = s
-        s.withUTF8 { append($0) }
+        if s.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil {
+            var copy = s
+            copy.withUTF8 { append($0) }
+        }
     }
 
     /// A request's id (its JSON text).

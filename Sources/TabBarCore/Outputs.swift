@@ -30,11 +30,13 @@ public enum Reply: Equatable, Sendable {
         switch consume self {
         case .none: o.put("null")
         case .empty: o.put("{}")
-        case .seq(let s): o.seqHead(s); o.put("}")
+        case .seq(let s): o.reserve(28); o.uncheckedSeqHead(s); o.unchecked("}")
         case let .selected(s, tab, previous, reselected):
-            o.seqHead(s); o.put(#","selected":"#); tab.write(into: &o)
-            o.put(#","previous":"#); o.optional(previous)
-            o.put(#","reselected":"#); o.bool(reselected); o.put("}")
+            // (One reservation for the whole value: the literal pieces, the seq, the texts.)
+            o.reserve(80 &+ tab.room &+ (previous?.room ?? 4))
+            o.uncheckedSeqHead(s); o.unchecked(#","selected":"#); tab.writeUnchecked(into: &o)
+            o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
+            o.unchecked(#","reselected":"#); o.uncheckedBool(reselected); o.unchecked("}")
         case let .state(s, state, limits):
             o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
         case let .feedback(s, f):
@@ -42,10 +44,11 @@ public enum Reply: Equatable, Sendable {
         case let .visibility(s, v):
             o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}")
         case let .touch(s, target, consumed, commit, ignored):
-            o.seqHead(s); o.put(#","target":"#); o.optional(target)
-            o.put(#","consumed":"#); o.bool(consumed)
-            o.put(#","commit":"#)
-            if let commit { o.put("\""); o.utf8(commit.rawValue); o.put("\"") } else { o.put("null") }
+            o.reserve(96 &+ (target?.room ?? 4))
+            o.uncheckedSeqHead(s); o.unchecked(#","target":"#); o.uncheckedOptional(target)
+            o.unchecked(#","consumed":"#); o.uncheckedBool(consumed)
+            o.unchecked(#","commit":"#)
+            if let commit { o.unchecked("\""); o.utf8(commit.rawValue); o.put("\"") } else { o.unchecked("null") }
             if ignored { o.put(#","ignored":true"#) }
             o.put("}")
         case let .badge(s, item, limits, ignored):
@@ -100,7 +103,8 @@ public enum BarEvent: Equatable, Sendable {
 
     /// Appends the whole notification line, newline included.
     public func write(into o: inout ByteBuffer) {
-        o.put(#"{"jsonrpc":"2.0","method":""#)
+        o.reserve(64)
+        o.unchecked(#"{"jsonrpc":"2.0","method":""#)
         o.utf8(method)
         o.put(#"","params":"#)
         writeParams(into: &o)
@@ -111,10 +115,14 @@ public enum BarEvent: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .tabSelected(s, tab, previous, source):
-            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","previous":"#); o.optional(previous)
-            o.put(#","source":"#); o.source(source); o.put("}")
+            o.reserve(80 &+ tab.room &+ (previous?.room ?? 4))
+            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
+            o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
+            o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
         case let .tabReselected(s, tab, source):
-            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","source":"#); o.source(source); o.put("}")
+            o.reserve(64 &+ tab.room)
+            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
+            o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
         case let .actionTriggered(s, tab, action):
             o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o)
             if let action { o.put(#","action":"#); o.string(action) }
@@ -132,7 +140,9 @@ public enum BarEvent: Equatable, Sendable {
         case let .feedbackChanged(s, f):
             o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
         case let .tabHighlighted(s, tab, phase):
-            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o); o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
+            o.reserve(64 &+ tab.room)
+            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
+            o.unchecked(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
             o.put(#","trigger":""#); o.utf8(trigger.rawValue)
@@ -152,6 +162,20 @@ public enum BarEvent: Equatable, Sendable {
 
     /// The whole notification line (tests and tools).
     public var line: [UInt8] { ByteBuffer.collect { write(into: &$0) } }
+}
+
+extension ByteBuffer {
+    /// `optional` in room already reserved (the text's `room`, or 4).
+    @inline(__always)
+    mutating func uncheckedOptional(_ t: QuotedText?) {
+        if let t { t.writeUnchecked(into: &self) } else { unchecked("null") }
+    }
+
+    /// `bool` in room already reserved (5 bytes).
+    @inline(__always) mutating func uncheckedBool(_ b: Bool) { if b { unchecked("true") } else { unchecked("false") } }
+
+    /// `source` in room already reserved (9 bytes).
+    @inline(__always) mutating func uncheckedSource(_ s: Source) { if s == .user { unchecked(#""user""#) } else { unchecked(#""program""#) } }
 }
 
 extension Item {
@@ -226,9 +250,12 @@ extension Wire {
 
     /// Appends a result's reply line.
     public static func reply(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
-        o.put(#"{"jsonrpc":"2.0","id":"#)
-        o.id(id)
-        o.put(#","result":"#)
+        id.withText { id in
+            o.reserve(32 &+ id.count)
+            o.unchecked(#"{"jsonrpc":"2.0","id":"#)
+            o.uncheckedAppend(id)
+            o.unchecked(#","result":"#)
+        }
         value.write(into: &o)
         o.put("}\n")
     }

@@ -55,26 +55,27 @@ public enum Persistence {
     /// `journalLine` of a method whose name is already quoted (the server keeps its methods'
     /// names so: `Workspace.methodNames`).
     public static func journalLine(seq: UInt64, method: QuotedText, params: UnsafeBufferPointer<UInt8>?, into line: inout ByteBuffer) {
-        line.put(#"{"seq":"#)
-        line.uint(seq)
-        line.put(#","method":"#)
-        method.write(into: &line)
+        // (One reservation for the whole line.)
+        line.reserve(64 &+ method.room &+ (params?.count ?? 0))
+        line.uncheckedSeqHead(seq)
+        line.unchecked(#","method":"#)
+        method.writeUnchecked(into: &line)
         if let params {
-            line.put(#","params":"#)
-            line.append(params)
+            line.unchecked(#","params":"#)
+            line.uncheckedAppend(params)
         }
-        line.put("}\n")
+        line.unchecked("}\n")
     }
 
     /// `journalLine` of what an outcome records instead of its request.
     public static func journalLine(seq: UInt64, _ entry: consuming JournalEntry, into line: inout ByteBuffer) {
-        line.put(#"{"seq":"#)
-        line.uint(seq)
-        line.put(#","method":""#)
-        line.put(entry.method)
-        line.append(UInt8(ascii: "\""))
+        line.reserve(72)
+        line.uncheckedSeqHead(seq)
+        line.unchecked(#","method":""#)
+        line.unchecked(entry.method)
+        line.unchecked(#"""#)
         if entry.hasParams {
-            line.put(#","params":"#)
+            line.unchecked(#","params":"#)
             entry.writeParams(into: &line)
         }
         line.put("}\n")

@@ -3,7 +3,9 @@
 /// (`Item.idText`), a method's name for its journal lines. Replies, events and journal
 /// lines carry it instead of the `String`, so writing it is a copy of its bytes, not a
 /// quoting pass. One reference: copying it is a retain, and it keeps the outputs that
-/// carry it as small as they were with a `String`.
+/// carry it as small as they were with a `String`. (Its bytes held inline instead made
+/// every reply and event too large to be copied without the enums' value witnesses, and
+/// the request dearer: docs/PERFORMANCE.md, "Outcomes and encoders".)
 public struct QuotedText: Equatable, Sendable, CustomStringConvertible {
     /// The JSON text.
     public let text: [UInt8]
@@ -15,10 +17,19 @@ public struct QuotedText: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { String(decoding: text, as: UTF8.self) }
 
+    /// Room `write(into:)` needs in a buffer.
+    var room: Int { @inline(__always) get { text.count } }
+
     /// Appends the text.
     @inline(__always)
     func write(into o: inout ByteBuffer) {
         text.withUnsafeBufferPointer { o.append($0) }
+    }
+
+    /// `write` in room already reserved (`room`).
+    @inline(__always)
+    func writeUnchecked(into o: inout ByteBuffer) {
+        text.withUnsafeBufferPointer { o.uncheckedAppend($0) }
     }
 }
 

@@ -76,7 +76,8 @@ public enum JournalEntry: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .select(tab, source), let .actionTrigger(tab, source):
-            o.put(#"{"tab":"#); tab.write(into: &o); o.put(#","source":"#); o.source(source); o.put("}")
+            o.reserve(32 &+ tab.room)
+            o.unchecked(#"{"tab":"#); tab.writeUnchecked(into: &o); o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
         case let .setHidden(hidden, reason):
             o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.utf8(reason.rawValue); o.put(#""}"#)
         case .timerFired(let key):
@@ -284,7 +285,8 @@ public struct Reducer: Sendable {
         if !state.settings.sounds.isEmpty, let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
         if let own, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
-        guard let name, name != "none", !name.isEmpty else { return nil }
+        // ("none" told by its length first: comparing two short strings' contents is a call.)
+        guard let name, !name.isEmpty, name.utf8.count != 4 || name != "none" else { return nil }
         let gain = state.feedback.volume * (profile == .quiet ? sounds.quietGain : 1)
         guard gain > 0 else { return nil }
         return .play(name: name, gain: gain, trigger: trigger)
@@ -338,7 +340,9 @@ public struct Reducer: Sendable {
         let id = state.items[k].idText
         var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
         if let s = state.selected { old = state.index(of: s) }
-        let (reselected, effects) = moveSelection(to: k, source: source)
+        // (Ids are unique on a bar: the selected item is `k` exactly when its index is.)
+        let reselected = old == k
+        let effects = moveSelection(to: k, reselected: reselected, source: source)
         var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
         if !reselected, let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
         if reselected {
@@ -355,17 +359,17 @@ public struct Reducer: Sendable {
     }
 
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
-    /// becomes selected (its predecessor `previous`) unless it already was (a reselect).
-    /// Returns whether it was a reselect, and the sound a user's commit plays.
-    mutating func moveSelection(to k: Int, source: Source) -> (reselected: Bool, effects: Effect?) {
-        let reselected = state.selected == state.items[k].id
+    /// becomes selected (its predecessor `previous`) unless it already was (`reselected`).
+    /// Returns the sound a user's commit plays.
+    mutating func moveSelection(to k: Int, reselected: Bool, source: Source) -> Effect? {
         if state.activeAction != nil { state.activeAction = nil }
         if !reselected {
-            state.previous = state.selected
+            // (Swapped, then replaced: the old selection moves to `previous` without a copy.)
+            swap(&state.previous, &state.selected)
             state.selected = state.items[k].id
         }
-        guard source == .user else { return (reselected, nil) }
-        return (reselected, sound(reselected ? .reselect : .select, own: state.items[k].sound))
+        guard source == .user else { return nil }
+        return sound(reselected ? .reselect : .select, own: state.items[k].sound)
     }
 
     // MARK: Actions

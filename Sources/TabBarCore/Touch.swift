@@ -40,6 +40,7 @@ extension Reducer {
         return h
     }
 
+    /// (`out` is fresh: `reduce` reset it.)
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
         let target: QuotedText?  // (read once: a closure over the state would copy it)
@@ -54,7 +55,6 @@ extension Reducer {
                 // A touch that starts on nothing ends the one in progress, if any.
                 guard touch.active != nil else { return out.reset(.success(reply())) }
                 state.seq += 1
-                out.reset()
                 endTouch(.cancel, into: &out)
                 out.journal = journalEntry(commit: nil, nil)
                 unlessSeen(&out)
@@ -62,7 +62,6 @@ extension Reducer {
                 return
             }
             state.seq += 1
-            out.reset()
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
             highlightBegin(k, into: &out)
@@ -81,7 +80,6 @@ extension Reducer {
                 return out.reset(.success(reply(ignored: true)))
             }
             state.seq += 1
-            out.reset()
             touch.active = nil
             var commit: Commit?
             var committed: Int?

@@ -22,7 +22,7 @@ import Testing
         #expect(b.bytes.isEmpty)
     }
 
-    /// Appends of up to 16 bytes take a path of their own (overlapping loads and stores):
+    /// Appends of up to 16 and of up to 32 bytes take paths of their own (overlapping loads and stores):
     /// every length, after every offset, across a growth, byte for byte.
     @Test func shortAndLongAppendsCopyExactly() {
         for start in 0..<9 {
@@ -30,7 +30,7 @@ import Testing
             defer { b.free() }
             var want: [UInt8] = Array(repeating: 0x2E, count: start)
             b.append(want)
-            for n in 0...20 {
+            for n in 0...40 {
                 let piece = (0..<n).map { UInt8(truncatingIfNeeded: 0x41 + n + $0) }
                 b.append(piece)
                 want += piece
