@@ -17,7 +17,7 @@ extension Server {
             return
         case .line(let l): line = l
         }
-        let request: Request
+        var request: Request
         do throws(Envelope.Rejection) { request = try work.request(in: line) } catch {
             if error.silent {
                 stats.errors += 1
@@ -39,7 +39,7 @@ extension Server {
         }
         switch command {
         case .state(let cmd):
-            apply(cmd, method: work.methodName(request.methodIndex, request.method), params: params, id: request.id, from: c)
+            apply(cmd, method: work.methodName(request.methodIndex, request.method), params: params, id: request.id.take(), from: c)
         case .server(let cmd):
             // They read state or stats: let them see only changes that are in the journal.
             commitBatch()
