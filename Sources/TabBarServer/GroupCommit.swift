@@ -130,7 +130,7 @@ extension Server {
                     played = true
                 case .failure(let e):
                     stats.soundsFailed += 1
-                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: MonotonicClock.nanoseconds())
+                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
                 }
             case let .timer(key, atMs):
                 timers.set(key, atMs: atMs)
