@@ -43,7 +43,7 @@ extension Server {
         }
         // (Moved, not copied: the outcome is reset for the next command.)
         work.outcome.effects.drain { batch.append($0) }
-        work.outcome.events.drain { batch.events.append($0) }
+        work.outcome.events.drain { batch.stage($0) }
         guard let c else {
             batch.count += 1
             commitBatch()
@@ -53,8 +53,8 @@ extension Server {
         batch.clientChanges += 1
         if let id = id.take() {
             // (Moved, not copied: the outcome is reset next.)
-            batch.answers.append(Batch.Answer(connection: c, id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count,
-                                              readNs: work.lineReadNs))
+            batch.stage(Batch.Answer(connection: c, id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count,
+                                     readNs: work.lineReadNs))
         }
     }
 
@@ -183,6 +183,15 @@ final class Batch {
     /// Opens the group (its state before is what `keep` kept).
     @inline(__always)
     func join() { open = true }
+
+    /// Stages an event, published once the group is committed. (Not inlined: in its
+    /// caller the list was retained and released around each append.)
+    @inline(never)
+    func stage(_ event: consuming BarEvent) { events.append(event) }
+
+    /// Stages a request's answer, queued once the group is committed (not inlined: see above).
+    @inline(never)
+    func stage(_ answer: consuming Answer) { answers.append(answer) }
 
     /// Stages an effect, run once the group is committed.
     @inline(__always)
