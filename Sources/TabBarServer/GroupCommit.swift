@@ -208,7 +208,7 @@ final class Batch {
 
     /// Takes back the memory of the array `closeTakingEffects` handed out.
     func recycle(_ ran: consuming [Effect]) {
-        guard effects.isEmpty else { return }
+        guard effects.isEmpty, ran.capacity > 0 else { return }
         var ran = ran
         ran.removeAll(keepingCapacity: true)
         effects = ran

@@ -95,5 +95,12 @@ struct PeerLogs {
     }
 
     /// The earliest time a suppressed count is due (nil: none).
-    var flushDueNs: UInt64? { limits.compactMap(\.flushDueNs).min() }
+    var flushDueNs: UInt64? {
+        // (Without making an array: it is asked at every loop turn.)
+        var due: UInt64?
+        for k in limits.indices {
+            if let d = limits[k].flushDueNs, d < due ?? .max { due = d }
+        }
+        return due
+    }
 }
