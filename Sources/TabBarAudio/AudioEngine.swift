@@ -156,7 +156,9 @@ public final class AudioEngine: @unchecked Sendable {
         self.idleTimeout = idleTimeout
         self.log = log
         self.realtimePriority = realtimePriority
-        self.commands = SPSCRing(capacity: queueCapacity)
+        let commands = SPSCRing<PlayCommand>(capacity: queueCapacity)
+        self.commands = commands
+        self.queueFullReason = "audio queue full (\(commands.capacity) pending requests)"
         self.reports = SPSCRing(capacity: max(queueCapacity, voices) * 4)
         self.wakeFD = tabbard_eventfd()
         self.reportEventFD = tabbard_eventfd()
@@ -240,11 +242,15 @@ public final class AudioEngine: @unchecked Sendable {
         guard pushed else {
             cmd.sound.release()
             counters.queueFull.add(1, ordering: .relaxed)
-            return .unavailable("audio queue full (\(commands.capacity) pending requests)")
+            return .unavailable(queueFullReason)
         }
         if wake { self.wake() }
         return .started(voice: id)
     }
+
+    /// Why `play` refuses a voice while its queue is full (made once: a burst of taps
+    /// against a stalled audio thread refuses many).
+    let queueFullReason: String
 
     /// Wakes the audio thread to take what `play(…, wake: false)` queued.
     public func wake() {

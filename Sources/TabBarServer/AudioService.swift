@@ -81,22 +81,37 @@ final class AudioService {
         "\(bank.sounds.count) sounds, audio \(sinkName)" + (engine.map { " (\($0.deviceState))" } ?? " (not running)")
     }
 
+    /// Why `play` queued no voice. Its wire error (`error`) is made only where it is sent:
+    /// a click the reducer asked for is only counted (and logged at debug level).
+    enum Refusal: Error, Equatable {
+        case unknownSound(String)
+        case unavailable(String)
+
+        var error: RPCError {
+            switch self {
+            case .unknownSound(let name): return .unknownSound(name)
+            case .unavailable(let why): return .audioUnavailable(why)
+            }
+        }
+    }
+
     /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
     /// `AudioEngine.play`).
-    func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, RPCError> {
+    func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, Refusal> {
         let sound: Sound, retrigger: Retrigger
-        if let last = lastPlayed, last.name == name {
-            (sound, retrigger) = (last.sound, last.retrigger)
+        if lastPlayed?.name == name {
+            // (Read in place: a copy of the whole entry retained and released its name too.)
+            (sound, retrigger) = (lastPlayed.unsafelyUnwrapped.sound, lastPlayed.unsafelyUnwrapped.retrigger)
         } else {
             guard let found = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
             (sound, retrigger) = (found, config.soundRetrigger[name] ?? .overlap)
             lastPlayed = (name, sound, retrigger)
         }
-        guard let engine else { return .failure(.audioUnavailable(startError ?? "the audio engine is not running")) }
+        guard let engine else { return .failure(.unavailable(startError ?? "the audio engine is not running")) }
         switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
                            retrigger: retrigger, wake: wake) {
         case .started(let voice): return .success(voice)
-        case .unavailable(let why): return .failure(.audioUnavailable(why))
+        case .unavailable(let why): return .failure(.unavailable(why))
         }
     }
 

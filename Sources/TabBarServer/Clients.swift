@@ -156,8 +156,16 @@ extension Server {
         // Nothing of a change leaves the process before its journal line is written.
         commitBatch()
         guard !clients.dirty.isEmpty else { return }
-        let list = clients.dirty
-        clients.dirty.removeAll(keepingCapacity: true)
+        // Taken by swap and given back below (copying it, then emptying the table's, made a
+        // new array at every loop turn); what is marked dirty meanwhile goes to a new list.
+        var list: [Connection] = []
+        swap(&list, &clients.dirty)
+        defer {
+            if clients.dirty.isEmpty {
+                list.empty()
+                swap(&list, &clients.dirty)
+            }
+        }
         for c in list where !c.closed {
             if c.owesResync {
                 c.owesResync = false

@@ -80,7 +80,7 @@ extension Server {
                 return .success(.json(.obj(["voice": .int(voice)])))
             case .failure(let e):
                 stats.soundsFailed += 1
-                return .failure(e)
+                return .failure(e.error)
             }
         case .subscribe(let topics):
             if !c.subscribed {

@@ -13,7 +13,7 @@ extension Server {
     /// records instead), its events and its reply; `commitBatch` writes it at the end of
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
     /// A command that changes nothing is answered at once, after what is staged.
-    func apply(_ command: StateCommand, method: QuotedText, params: JSONValue?, id: RequestID?, from c: Connection?) {
+    func apply(_ command: StateCommand, method: QuotedText, params: JSONValue?, id: consuming RequestID?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
         var opening = !batch.open
@@ -42,8 +42,8 @@ extension Server {
             }
         }
         // (Moved, not copied: the outcome is reset for the next command.)
-        work.outcome.effects.drain { batch.effects.append($0) }
-        work.outcome.events.drain { batch.events.append($0) }
+        work.outcome.effects.drain { batch.append($0) }
+        work.outcome.events.drain { batch.stage($0) }
         guard let c else {
             batch.count += 1
             commitBatch()
@@ -51,10 +51,10 @@ extension Server {
         }
         batch.count += 1
         batch.clientChanges += 1
-        if let id {
+        if let id = id.take() {
             // (Moved, not copied: the outcome is reset next.)
-            batch.answers.append(Batch.Answer(connection: c, id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count))
-            stats.handling.record(MonotonicClock.nanoseconds() &- work.lineReadNs)
+            batch.stage(Batch.Answer(connection: c, id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count,
+                                     readNs: work.lineReadNs))
         }
     }
 
@@ -73,9 +73,12 @@ extension Server {
             peerLogs.write(.journal, .error, "Could not record \(batch.count == 1 ? "a change" : "\(batch.count) changes"); refused",
                            ["error": "\(error)", "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
             let refused = storageFailed("\(error)")
+            let queuedNs = MonotonicClock.nanoseconds()
             for k in 0..<batch.answers.count {
                 let c = batch.answers[k].connection
-                if !c.closed { c.queueReply(id: batch.answers[k].id, .failure(refused)) }
+                guard !c.closed else { continue }
+                c.queueReply(id: batch.answers[k].id, .failure(refused))
+                stats.handling.record(queuedNs &- batch.answers[k].readNs)
             }
             stats.errors += batch.clientChanges
             batch.close()
@@ -83,10 +86,11 @@ extension Server {
         }
         batch.publishing = true
         // In order: each answer after the events staged before it. (Moved out: publishing
-        // costs no copy.)
+        // costs no copy.) Their latency ends here, where their replies are queued.
+        let queuedNs = MonotonicClock.nanoseconds()
         var e = 0
         for k in 0..<batch.answers.count {
-            let (c, id, result, eventsBefore) = batch.answers.take(k).parts()
+            let (c, id, result, eventsBefore, readNs) = batch.answers.take(k).parts()
             while e < eventsBefore {
                 broadcast(batch.events.take(e))
                 e += 1
@@ -94,15 +98,16 @@ extension Server {
             guard !c.closed else { continue }
             if case .failure = result { stats.errors += 1 }
             c.queueReply(id: id, consume result)  // (its reading marked it for flushing)
+            stats.handling.record(queuedNs &- readNs)
         }
         while e < batch.events.count {
             broadcast(batch.events.take(e))
             e += 1
         }
         batch.publishing = false
-        let effects = batch.effects
-        batch.close()
+        let effects = batch.closeTakingEffects()
         run(effects)
+        batch.recycle(effects)
         return true
     }
 
@@ -125,7 +130,7 @@ extension Server {
                     played = true
                 case .failure(let e):
                     stats.soundsFailed += 1
-                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.message], nowNs: MonotonicClock.nanoseconds())
+                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
                 }
             case let .timer(key, atMs):
                 timers.set(key, atMs: atMs)
@@ -140,8 +145,9 @@ extension Server {
 
 /// The changes of the current loop turn whose journal lines are not yet written (group
 /// commit), with what they will say once they are: their events and replies, in order,
-/// typed. Until `Server.commitBatch` nothing of them has left the process.
-struct Batch {
+/// typed. Until `Server.commitBatch` nothing of them has left the process. A final class
+/// the server holds in a `let`: its lists are reached without a retain.
+final class Batch {
     /// A request's reply or refusal, as the reducer made it, and where it goes.
     struct Answer {
         let connection: Connection
@@ -149,16 +155,18 @@ struct Batch {
         let result: Result<Reply, RPCError>
         /// How many of the group's events were staged before it (they are published first).
         let eventsBefore: Int
+        /// When its line was read (`stats.get`'s request latency: read → reply queued).
+        let readNs: UInt64
 
         /// Its fields, moved out (the reply is then consumed as it is written, not copied).
-        consuming func parts() -> (Connection, RequestID, Result<Reply, RPCError>, Int) {
-            (connection, id, result, eventsBefore)
+        consuming func parts() -> (Connection, RequestID, Result<Reply, RPCError>, Int, UInt64) {
+            (connection, id, result, eventsBefore, readNs)
         }
     }
 
     private(set) var open = false
     private(set) var stateBefore = BarState.defaultBar
-    var effects: [Effect] = []
+    private(set) var effects: [Effect] = []
     /// What the group will publish and answer (moved in and out, never copied; see `MoveList`).
     let events = MoveList<BarEvent>()
     let answers = MoveList<Answer>()
@@ -170,13 +178,43 @@ struct Batch {
 
     /// Keeps the state before what may become the group's first change (for an undo).
     @inline(__always)
-    mutating func keep(state: BarState) { stateBefore = state }
+    func keep(state: BarState) { stateBefore = state }
 
     /// Opens the group (its state before is what `keep` kept).
     @inline(__always)
-    mutating func join() { open = true }
+    func join() { open = true }
 
-    mutating func close() {
+    /// Stages an event, published once the group is committed. (Not inlined: in its
+    /// caller the list was retained and released around each append.)
+    @inline(never)
+    func stage(_ event: consuming BarEvent) { events.append(event) }
+
+    /// Stages a request's answer, queued once the group is committed (not inlined: see above).
+    @inline(never)
+    func stage(_ answer: consuming Answer) { answers.append(answer) }
+
+    /// Stages an effect, run once the group is committed.
+    @inline(__always)
+    func append(_ effect: consuming Effect) { effects.append(effect) }
+
+    /// Closes the group, handing its effects out (moved, not copied: `recycle` gives the
+    /// array back for its memory once they have run).
+    func closeTakingEffects() -> [Effect] {
+        var taken: [Effect] = []
+        swap(&taken, &effects)
+        close()
+        return taken
+    }
+
+    /// Takes back the memory of the array `closeTakingEffects` handed out.
+    func recycle(_ ran: consuming [Effect]) {
+        guard effects.isEmpty, ran.capacity > 0 else { return }
+        var ran = ran
+        ran.removeAll(keepingCapacity: true)
+        effects = ran
+    }
+
+    func close() {
         open = false
         count = 0
         clientChanges = 0

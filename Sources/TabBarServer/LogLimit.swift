@@ -83,17 +83,36 @@ struct PeerLogs {
         }
     }
 
+    /// How many kinds have suppressed lines not yet said: while none has, the loop's
+    /// `flush` and `flushDueNs` at every turn look at no limit.
+    private var suppressing = 0
+
     /// Writes a line of `kind`, within that kind's limit (its text made only if it is written).
     mutating func write(_ kind: Kind, _ p: Priority, _ message: @autoclosure () -> String,
                         _ meta: @autoclosure () -> KeyValuePairs<String, String> = [:], nowNs: UInt64) {
+        let was = limits[kind.rawValue].suppressed > 0
         limits[kind.rawValue].write(p, message(), meta(), nowNs: nowNs)
+        if (limits[kind.rawValue].suppressed > 0) != was { suppressing += was ? -1 : 1 }
     }
 
     /// Says what was suppressed in intervals that are over.
     mutating func flush(nowNs: UInt64) {
-        for k in limits.indices { limits[k].flush(nowNs: nowNs) }
+        guard suppressing > 0 else { return }
+        suppressing = 0
+        for k in limits.indices {
+            limits[k].flush(nowNs: nowNs)
+            if limits[k].suppressed > 0 { suppressing += 1 }
+        }
     }
 
     /// The earliest time a suppressed count is due (nil: none).
-    var flushDueNs: UInt64? { limits.compactMap(\.flushDueNs).min() }
+    var flushDueNs: UInt64? {
+        // (Without making an array: it is asked at every loop turn.)
+        guard suppressing > 0 else { return nil }
+        var due: UInt64?
+        for k in limits.indices {
+            if let d = limits[k].flushDueNs, d < due ?? .max { due = d }
+        }
+        return due
+    }
 }

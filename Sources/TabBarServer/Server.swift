@@ -28,7 +28,7 @@ public final class Server {
     /// The buffers and documents every line is read, decoded and answered in (Workspace.swift).
     let work = Workspace()
     /// State changes applied but not yet in the journal (group commit: one write per loop turn, whatever the number of clients).
-    var batch = Batch()
+    let batch = Batch()
     /// Timers the reducer asked for (`Effect.timer`) and the clock they run on (Timers.swift).
     var timers: Timers
 

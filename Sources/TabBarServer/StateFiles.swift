@@ -9,7 +9,9 @@ struct FileID: Equatable {
 
     init?(path: String) {
         var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
+        // (`withCString` reads a native string in place; passing the String to `stat` made
+        // an array of its bytes, and freed it, at every group commit: `StateStore.unreachable`.)
+        guard path.withCString({ stat($0, &st) }) == 0 else { return nil }
         dev = UInt64(st.st_dev)
         ino = UInt64(st.st_ino)
     }

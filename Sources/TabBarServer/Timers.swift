@@ -44,7 +44,7 @@ struct Timers {
     /// Milliseconds until the earliest timer (0 when one is due), nil when there is none
     /// (or the clock is manual: nothing is due until it is told to move).
     func timeoutMs() -> Int? {
-        guard clock.mode == .real, let earliest = due.values.min() else { return nil }
+        guard clock.mode == .real, !due.isEmpty, let earliest = due.values.min() else { return nil }
         return Int(max(0, earliest - nowMs()))
     }
 
@@ -77,7 +77,7 @@ extension Server {
 
     /// Fires every due timer, earliest first (the real clock's loop turn).
     func fireDueTimers() {
-        guard timers.clock.mode == .real else { return }
+        guard timers.clock.mode == .real, !timers.due.isEmpty else { return }
         while true {
             let now = nowMs()
             guard let (key, due) = timers.earliest(), due <= now else { return }

@@ -19,6 +19,8 @@ final class Workspace {
     var outcome = Outcome(reply: .success(.none))
     /// Every method's name as its journal lines write it, by its index in `Methods.all`.
     let methodNames = Methods.all.map { QuotedText($0.name) }
+    /// `bar.configure`'s index in `Methods.all` (`Server.initialBarParams`).
+    let barConfigure = Methods.all.firstIndex { $0.name == "bar.configure" }
 
     /// A request's method name, quoted: a known one (its `methodIndex`) from `methodNames`.
     @inline(__always)

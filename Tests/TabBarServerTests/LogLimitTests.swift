@@ -70,4 +70,23 @@ import Testing
         #expect(r.lines.isEmpty)
         #expect(l.flushDueNs == nil)
     }
+
+    /// The daemon's limits together (PeerLogs): what a kind suppressed is due when its
+    /// interval ends and said once then, whichever other kinds are quiet.
+    @Test func peerLogsSayWhatAKindSuppressedOnceItsIntervalIsOver() {
+        var logs = PeerLogs()
+        let s: UInt64 = 1_000_000_000
+        #expect(logs.flushDueNs == nil)
+        for k in 0..<12 { logs.write(.refused, .error, "Refused a client", nowNs: 5 * s + UInt64(k)) }
+        logs.write(.full, .error, "Refused a client: max_clients reached", nowNs: 6 * s)
+        #expect(logs.flushDueNs == 15 * s)
+        logs.flush(nowNs: 14 * s)
+        #expect(logs.flushDueNs == 15 * s)
+        logs.flush(nowNs: 15 * s)
+        #expect(logs.flushDueNs == nil)
+        for k in 0..<12 { logs.write(.full, .error, "Refused a client: max_clients reached", nowNs: 20 * s + UInt64(k)) }
+        // (The other kind's window, from 6 s, is over: a new one starts at 20 s, its burst of
+        // 10 is written and 2 lines are suppressed until 30 s.)
+        #expect(logs.flushDueNs == 30 * s)
+    }
 }

@@ -101,4 +101,29 @@ import TabBarCore
         #expect(r.server.reducer.state.selected == "chat")
         #expect(r.server.reducer.state.items.allSatisfy { $0.badge == nil })
     }
+
+    /// `stats.get`'s request latency ends where the reply is queued: for a change, after its
+    /// group's journal write (not when it was staged), for an accepted change and a refused one alike.
+    @Test func aChangesLatencyEndsWhenItsReplyIsQueued() throws {
+        let r = try Rig()
+        let wait = { (ns: UInt64) in let t = MonotonicClock.nanoseconds(); while MonotonicClock.nanoseconds() - t < ns {} }
+        r.server.work.lineReadNs = MonotonicClock.nanoseconds()
+        r.send(Self.select(1, "chat"), from: r.a)
+        wait(200_000_000)  // the group waits for its write
+        r.server.commitBatch()
+        #expect(r.server.stats.handling.count == 1)
+        #expect(r.server.stats.handling.max >= 200_000_000, "the latency was taken when the change was staged")
+
+        r.server.store.syncNow()
+        unlink(r.server.store.journalPath)
+        #expect(symlink("/dev/full", r.server.store.journalPath) == 0)
+        r.server.store.closeJournalForTests()
+        r.server.stats.handling = LatencyRing()
+        r.server.work.lineReadNs = MonotonicClock.nanoseconds()
+        r.send(Self.select(2, "me"), from: r.b)
+        wait(200_000_000)
+        #expect(!r.server.commitBatch())
+        #expect(r.server.stats.handling.count == 1, "a refused change has a latency too")
+        #expect(r.server.stats.handling.max >= 200_000_000)
+    }
 }
