@@ -77,6 +77,32 @@ final class AudioService {
 
     func wake() { engine?.wake() }
 
+    /// Set by `wakeAfterReplies`: voices are queued and the audio thread is to be woken once
+    /// the loop turn's replies are sent (`wakeIfPending`).
+    private var wakePending = false
+
+    /// Wakes the audio thread for the voices just queued, after the loop turn's replies have
+    /// left: the thread runs realtime, and on a shared CPU it ran before the reply to the tap
+    /// that asked for the click was sent (`touch`'s round trip 1.3–1.5× the floor's). The click
+    /// is later by the sending only (microseconds of the milliseconds it takes to the sink).
+    /// Under the manual clock the harness needs the thread settled now, in order with the
+    /// replies: then `settle` runs (and wakes it) at once.
+    func wakeAfterReplies(settle: () -> Void) {
+        if nullSink?.clock != nil {
+            wake()
+            settle()
+        } else {
+            wakePending = true
+        }
+    }
+
+    /// The wake `wakeAfterReplies` left for the end of the loop turn.
+    func wakeIfPending() {
+        guard wakePending else { return }
+        wakePending = false
+        wake()
+    }
+
     var statusSummary: String {
         "\(bank.sounds.count) sounds, audio \(sinkName)" + (engine.map { " (\($0.deviceState))" } ?? " (not running)")
     }

@@ -155,6 +155,8 @@ extension Server {
     func flushDirty(now: UInt64) {
         // Nothing of a change leaves the process before its journal line is written.
         commitBatch()
+        // The clicks of this turn's taps start once their replies have left (AudioService).
+        defer { audio.wakeIfPending() }
         guard !clients.dirty.isEmpty else { return }
         // Taken by swap and given back below (copying it, then emptying the table's, made a
         // new array at every loop turn); what is marked dirty meanwhile goes to a new list.

@@ -112,14 +112,12 @@ extension Server {
     }
 
     /// Runs a committed group's effects. Its sounds are queued first and the audio thread is
-    /// woken once for all of them (a pipelined burst of taps: one wake-up, not one per click).
+    /// woken once for all of them (a pipelined burst of taps: one wake-up, not one per click),
+    /// once the loop turn's replies are sent (`AudioService.wakeAfterReplies`).
     func run(_ effects: [Effect]) {
         var played = false
         defer {
-            if played {
-                audio.wake()
-                settleAudio(queued: true)
-            }
+            if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
         }
         for effect in effects {
             switch effect {
