@@ -7,13 +7,7 @@ set -euo pipefail
 bin=$1; runs=${2:-3}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 benchbin=$here/.build/release/tabbard-bench
-d=$(mktemp -d /tmp/tabbard-ab.XXXXXX)
-echo '{"max_clients":4096}' > "$d/c.json"
-taskset -c 0 "$bin" --socket "$d/s.sock" --state "$d/st/state.json" --sounds "$here/Sounds" \
-  --config "$d/c.json" --audio null --log-level warning >"$d/log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$d"' EXIT
-for _ in $(seq 100); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
+. "$here/bench/tools/pinned.sh" ab
 sleep 0.2
 for cpu in 1 0; do
   for _ in $(seq "$runs"); do

@@ -8,13 +8,7 @@
 set -euo pipefail
 bin=$1; ccpu=${2:-1}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-d=$(mktemp -d /tmp/tabbard-sys.XXXXXX)
-echo '{"max_clients":4096}' > "$d/c.json"
-taskset -c 0 "$bin" --socket "$d/s.sock" --state "$d/st/state.json" --sounds "$here/Sounds" \
-  --config "$d/c.json" --audio null --log-level warning >"$d/log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -rf "$d"' EXIT
-for _ in $(seq 100); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
+. "$here/bench/tools/pinned.sh" sys
 sleep 0.3
 strace -c -o "$d/strace.txt" -p "$pid" &
 spid=$!
