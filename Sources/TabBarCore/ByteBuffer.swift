@@ -62,14 +62,11 @@ public struct ByteBuffer {
         if n <= 16 {
             ByteBuffer.copyShort(p, n, to: base + count)
         } else if n <= 32 {
-            // (17…32 bytes, a request's params mostly: the first 16 and the last 16, overlapping.)
-            let src = UnsafeRawPointer(p), q = UnsafeMutableRawPointer(base + count)
-            let a = src.loadUnaligned(as: UInt64.self), b = src.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-            let c = src.loadUnaligned(fromByteOffset: n &- 16, as: UInt64.self), d = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
-            q.storeBytes(of: a, as: UInt64.self)
-            q.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
-            q.storeBytes(of: c, toByteOffset: n &- 16, as: UInt64.self)
-            q.storeBytes(of: d, toByteOffset: n &- 8, as: UInt64.self)
+            // (17…32 bytes, a request's params mostly: the first 16 and the last 16, overlapping.
+            // The source ends where the room begins at the latest, so neither copy's source is
+            // written by the other.)
+            ByteBuffer.copyShort(p, 16, to: base + count)
+            ByteBuffer.copyShort(p + (n &- 16), 16, to: base + count + (n &- 16))
         } else {
             UnsafeMutableRawPointer(base + count).copyMemory(from: p, byteCount: n)
         }
