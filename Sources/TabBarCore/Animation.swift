@@ -110,14 +110,14 @@ extension Reducer {
         let style = state.items[k].animation ?? state.settings.animation
         if style == .none { return }
         guard let (style, descriptor) = descriptor(style, trigger, k, from: previous) else { return }
-        out.events.append(cueEvent(tab: state.items[k].id, trigger, style, descriptor, sound: sound))
+        out.publish(cueEvent(tab: state.items[k].id, trigger, style, descriptor, sound: sound))
     }
 
     /// The bar's slide for an animated show/hide (`tab` null).
     mutating func visibilityCue(from: Double, to: Double, durationMs: Int, sound: Effect?, into out: inout Outcome) {
         let h = state.layout.height
         let d = AnimationDescriptor.slide(target: "bar", property: "translation.y", from: from * h, to: to * h, durationMs: durationMs)
-        out.events.append(cueEvent(tab: nil, .visibility, .slide, d, sound: sound))
+        out.publish(cueEvent(tab: nil, .visibility, .slide, d, sound: sound))
     }
 
     func cueEvent(tab: String?, _ trigger: CueTrigger, _ style: AnimationStyle, _ descriptor: JSON, sound: Effect?) -> BarEvent {
@@ -135,7 +135,7 @@ extension Reducer {
         let a = ActiveAnimation(id: Int(state.seq), kind: kind, tab: tab, durationMs: durationMs, startMs: now)
         state.animations.append(a)
         out.reset(.success(.animation(seq: seq, id: a.id)))
-        out.events.append(.animationBegan(seq: seq, a))
+        out.publish(.animationBegan(seq: seq, a))
         out.play(sound(.animation, own: nil, kind: kind))
         out.effects.append(.timer(.animation(a.id), atMs: now + Int64(durationMs)))
     }
@@ -149,7 +149,7 @@ extension Reducer {
         state.animations.remove(at: i)
         state.seq += 1
         out.reset(.success(.seq(seq)))
-        out.events.append(.animationEnded(seq: seq, id: id, reason: reason))
+        out.publish(.animationEnded(seq: seq, id: id, reason: reason))
         out.effects.append(.cancelTimer(.animation(id)))
     }
 

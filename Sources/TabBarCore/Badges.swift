@@ -22,7 +22,7 @@ extension Reducer {
         state.items[k] = next
         state.seq += 1
         out.reset(.success(reply(next)))
-        out.events.append(.badgeChanged(seq: seq, next, displayLimits))
+        out.publish(.badgeChanged(seq: seq, next, displayLimits))
         if next.visibleBadge != nil && next.visibleBadge != item.visibleBadge {
             let effects = sound(.badge, own: next.sound)
             cue(.badge, k, sound: effects, into: &out)

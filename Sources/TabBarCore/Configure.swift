@@ -78,6 +78,6 @@ extension Reducer {
         next.seq += 1
         state = next
         out.reset(.success(.state(seq: seq, state, limits)))
-        out.events.append(.barConfigured(seq: seq, state, limits))
+        out.publish(.barConfigured(seq: seq, state, limits))
     }
 }

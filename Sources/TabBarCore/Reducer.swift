@@ -91,10 +91,21 @@ public enum JournalEntry: Equatable, Sendable {
 /// The result of one command: the reply, the events to publish, the effects to run, all typed.
 public struct Outcome: Equatable, Sendable {
     public var reply: Result<Reply, RPCError>
+    /// The events to publish, in order (none built while `wantsEvents` is false).
     public var events: [BarEvent]
     public var effects: [Effect]
     /// When the change is to be journaled differently from its request (nil: as received).
     public var journal: JournalEntry?
+    /// Whether anyone will read the events. The server clears it while nobody subscribed:
+    /// the steps then count their events (`eventCount`) without building them — an event
+    /// costs its texts' reference counts, its staging and its destruction, and nobody would
+    /// encode it. Kept by `reset`: it belongs to whoever reuses the outcome.
+    public var wantsEvents = true
+    /// Events published but not built (`wantsEvents` false).
+    public private(set) var unbuiltEvents = 0
+
+    /// How many events the step published, built or not.
+    public var eventCount: Int { @inline(__always) get { events.count &+ unbuiltEvents } }
 
     public init(reply: Result<Reply, RPCError>, events: [BarEvent] = [], effects: [Effect] = [], journal: JournalEntry? = nil) {
         self.reply = reply
@@ -109,6 +120,7 @@ public struct Outcome: Equatable, Sendable {
     mutating func reset(_ reply: Result<Reply, RPCError>) {
         self.reply = reply
         events.empty()
+        unbuiltEvents = 0
         effects.empty()
         journal = nil
     }
@@ -120,6 +132,7 @@ public struct Outcome: Equatable, Sendable {
     mutating func reset() {
         if case .success(.none) = reply {} else { reply = .success(.none) }
         events.empty()
+        unbuiltEvents = 0
         effects.empty()
         journal = nil
     }
@@ -155,6 +168,13 @@ public struct Outcome: Equatable, Sendable {
             p.initialize(to: .success(.none))
             return r
         }
+    }
+
+    /// Publishes an event: adds it, or only counts it while nobody wants events (the event
+    /// is then never built: `event` is not evaluated).
+    @inline(__always)
+    mutating func publish(_ event: @autoclosure () -> BarEvent) {
+        if wantsEvents { events.append(event()) } else { unbuiltEvents &+= 1 }
     }
 
     /// Adds the sound to play, if any.
@@ -254,7 +274,7 @@ public struct Reducer: Sendable {
                 state.feedback = f
                 state.seq += 1
                 out.answer(.success(.feedback(seq: seq, f)))
-                out.events.append(.feedbackChanged(seq: seq, f))
+                out.publish(.feedbackChanged(seq: seq, f))
                 return
             }
             out.answer(.success(.feedback(seq: seq, f)))
@@ -337,7 +357,6 @@ public struct Reducer: Sendable {
     /// tab's text (what the reply to a select names).
     @discardableResult
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: QuotedText?) {
-        let id = state.items[k].idText
         var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
         if let s = state.selected { old = state.index(of: s) }
         // (Ids are unique on a bar: the selected item is `k` exactly when its index is.)
@@ -346,10 +365,10 @@ public struct Reducer: Sendable {
         var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
         if !reselected, let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
         if reselected {
-            out.events.append(.tabReselected(seq: seq, tab: id, source: source))
+            out.publish(.tabReselected(seq: seq, tab: state.items[k].idText, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            out.events.append(.tabSelected(seq: seq, tab: id, previous: previous, source: source))
+            out.publish(.tabSelected(seq: seq, tab: state.items[k].idText, previous: previous, source: source))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
@@ -390,7 +409,7 @@ public struct Reducer: Sendable {
     mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
         let item = state.items[k]
         state.activeAction = item.id
-        out.events.append(.actionTriggered(seq: seq, tab: item.idText, action: item.action))
+        out.publish(.actionTriggered(seq: seq, tab: item.idText, action: item.action))
         if source == .user { out.play(sound(item.kind == .center ? .center : .action, own: item.sound)) }
     }
 
@@ -400,6 +419,6 @@ public struct Reducer: Sendable {
         state.seq += 1
         state.activeAction = nil
         out.answer(.success(.seq(seq)))
-        out.events.append(.actionFinished(seq: seq, tab: tab))
+        out.publish(.actionFinished(seq: seq, tab: tab))
     }
 }

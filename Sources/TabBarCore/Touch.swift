@@ -99,7 +99,7 @@ extension Reducer {
     /// moved the highlight elsewhere) is no change: it takes back the `seq` it counted,
     /// which would otherwise be a gap every subscriber sees.
     mutating func unlessSeen(_ out: inout Outcome) {
-        guard out.events.isEmpty else { return }
+        guard out.eventCount == 0 else { return }
         state.seq -= 1
         out.journal = nil
     }
@@ -152,7 +152,7 @@ extension Reducer {
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
         guard state.highlighted != id else { return }
         state.highlighted = id
-        out.events.append(.tabHighlighted(seq: seq, tab: state.items[k].idText, phase: .begin))
+        out.publish(.tabHighlighted(seq: seq, tab: state.items[k].idText, phase: .begin))
         cue(.highlight, k, into: &out)
     }
 
@@ -163,7 +163,7 @@ extension Reducer {
         state.highlighted = nil
         let tab: QuotedText
         if let k { tab = state.items[k].idText } else { tab = Item.text(of: id, in: state.items) }
-        out.events.append(.tabHighlighted(seq: seq, tab: tab, phase: phase))
+        out.publish(.tabHighlighted(seq: seq, tab: tab, phase: phase))
     }
 
     /// The bar went hidden: no touch or highlight may outlive it.

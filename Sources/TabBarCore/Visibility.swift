@@ -134,7 +134,7 @@ extension Reducer {
                 if old.phase != .idle { out.effects.append(.cancelTimer(.visibility)) }
             }
             state.visibility = next
-            out.events.append(visibilityEvent(durationMs: durationMs))
+            out.publish(visibilityEvent(durationMs: durationMs))
             let effects = sound(.visibility, own: nil)
             if durationMs > 0 { visibilityCue(from: from, to: target, durationMs: durationMs, sound: effects, into: &out) }
             out.play(effects)
@@ -143,7 +143,7 @@ extension Reducer {
             // Reasons or the stack changed, not whether the bar is hidden: a running phase goes on.
             state.visibility = next
             durationMs = old.phase == .idle ? 0 : Int(max(0, old.phaseEndMs - now))
-            out.events.append(visibilityEvent(durationMs: durationMs))
+            out.publish(visibilityEvent(durationMs: durationMs))
         }
     }
 
@@ -163,7 +163,7 @@ extension Reducer {
         state.seq += 1
         state.visibility.settle()
         out.reset(.success(.seq(seq)))
-        out.events.append(visibilityEvent(durationMs: 0))
+        out.publish(visibilityEvent(durationMs: 0))
         out.journal = .timerFired(.visibility)
     }
 }

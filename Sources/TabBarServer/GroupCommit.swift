@@ -19,6 +19,9 @@ extension Server {
         var opening = !batch.open
         if opening { batch.keep(state: reducer.state) }
         var seqBefore = reducer.state.seq
+        // (Events nobody will encode are only counted: `Outcome.wantsEvents`. No one can
+        // subscribe before this group is committed: `subscribe` commits it first.)
+        work.outcome.wantsEvents = !clients.subscribers.isEmpty
         reducer.reduce(command, at: nowMs(), into: &work.outcome)
         if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
@@ -44,6 +47,7 @@ extension Server {
         // (Moved, not copied: the outcome is reset for the next command.)
         work.outcome.effects.drain { batch.append($0) }
         work.outcome.events.drain { batch.stage($0) }
+        batch.unbuiltEvents &+= work.outcome.unbuiltEvents
         guard let c else {
             batch.count += 1
             commitBatch()
@@ -104,6 +108,7 @@ extension Server {
             broadcast(batch.events.take(e))
             e += 1
         }
+        stats.events += batch.unbuiltEvents
         batch.publishing = false
         let effects = batch.closeTakingEffects()
         run(effects)
@@ -173,6 +178,8 @@ final class Batch {
     /// Changes staged, and those of them a client asked for (the rest are timers').
     var count = 0
     var clientChanges = 0
+    /// Events the group's changes published that nobody subscribed to (counted, not built).
+    var unbuiltEvents = 0
 
     /// Keeps the state before what may become the group's first change (for an undo).
     @inline(__always)
@@ -216,6 +223,7 @@ final class Batch {
         open = false
         count = 0
         clientChanges = 0
+        unbuiltEvents = 0
         effects.empty()
         events.removeAll()
         answers.removeAll()
