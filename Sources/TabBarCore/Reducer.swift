@@ -394,27 +394,27 @@ public struct Reducer: Sendable {
     // MARK: Actions
 
     mutating func actionTrigger(_ tab: String, source: Source, into out: inout Outcome) {
-        guard let item = state.item(tab) else { return out.fail(.unknownTab(tab)) }
-        guard item.kind != .tab else {
+        // (Read in place: copying the item would count a reference for each of its strings.)
+        guard let k = state.index(of: tab) else { return out.fail(.unknownTab(tab)) }
+        guard state.items[k].kind != .tab else {
             return out.fail(.invalidParams("tab", "Item \"\(tab)\" is a tab, not an action or center button; use tab.select."))
         }
-        guard item.enabled else { return out.fail(.notSelectable(tab, "it is disabled")) }
+        guard state.items[k].enabled else { return out.fail(.notSelectable(tab, "it is disabled")) }
         state.seq += 1
         out.answer(.success(.seq(seq)))
-        commitAction(state.index(of: tab)!, source: source, into: &out)
+        commitAction(k, source: source, into: &out)
     }
 
     /// Triggers action or center item `k` as part of the change being made: it becomes the
     /// active action; selection is unchanged; one `action.triggered` event and its sound.
     mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
-        let item = state.items[k]
-        state.activeAction = item.id
-        out.publish(.actionTriggered(seq: seq, tab: item.idText, action: item.action))
-        if source == .user { out.play(sound(item.kind == .center ? .center : .action, own: item.sound)) }
+        state.activeAction = state.items[k].id
+        out.publish(.actionTriggered(seq: seq, tab: state.items[k].idText, action: state.items[k].action))
+        if source == .user { out.play(sound(state.items[k].kind == .center ? .center : .action, own: state.items[k].sound)) }
     }
 
     mutating func actionFinish(_ tab: String, into out: inout Outcome) {
-        guard state.item(tab) != nil else { return out.fail(.unknownTab(tab)) }
+        guard state.index(of: tab) != nil else { return out.fail(.unknownTab(tab)) }
         guard state.activeAction == tab else { return out.reset(.success(.seq(seq))) }
         state.seq += 1
         state.activeAction = nil
