@@ -161,6 +161,15 @@ extension ByteBuffer {
         count &+= n
     }
 
+    /// `unchecked` of a literal of at most 16 bytes whose length is not known where it is
+    /// written (one of several names): `copyShort`'s few loads and stores, not a `memcpy` call.
+    @inline(__always) mutating func uncheckedShort(_ s: StaticString) {
+        let n = s.utf8CodeUnitCount
+        assert(n <= 16 && capacity &- count >= n)
+        if n > 0 { ByteBuffer.copyShort(s.utf8Start, n, to: base + count) }
+        count &+= n
+    }
+
     @inline(__always) mutating func seqHead(_ seq: UInt64) {
         put(#"{"seq":"#)
         uint(seq)

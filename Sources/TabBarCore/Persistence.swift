@@ -67,18 +67,34 @@ public enum Persistence {
         line.unchecked("}\n")
     }
 
-    /// `journalLine` of what an outcome records instead of its request.
+    /// `journalLine` of what an outcome records instead of its request: the method its
+    /// entry names and the params it records (`touch.highlight` has none).
     public static func journalLine(seq: UInt64, _ entry: consuming JournalEntry, into line: inout ByteBuffer) {
-        line.reserve(72)
-        line.uncheckedSeqHead(seq)
-        line.unchecked(#","method":""#)
-        line.unchecked(entry.method)
-        line.unchecked(#"""#)
-        if entry.hasParams {
-            line.unchecked(#","params":"#)
-            entry.writeParams(into: &line)
+        let method = entry.method
+        // (One reservation for the whole line: the literal pieces, the seq, an id's text.)
+        @inline(__always) func head(_ room: Int) {
+            line.reserve(room)
+            line.uncheckedSeqHead(seq)
+            line.unchecked(#","method":""#)
+            line.uncheckedShort(method)
+            line.unchecked(#"""#)
         }
-        line.put("}\n")
+        switch consume entry {
+        case let .select(tab, source), let .actionTrigger(tab, source):
+            head(104 &+ tab.room)
+            line.unchecked(#","params":{"tab":"#); tab.writeUnchecked(into: &line)
+            line.unchecked(#","source":"#); line.uncheckedSource(source); line.unchecked("}}\n")
+        case let .setHidden(hidden, reason):
+            head(112)
+            line.unchecked(#","params":{"hidden":"#); line.uncheckedBool(hidden); line.unchecked(#","reason":""#)
+            line.utf8(reason.rawValue); line.put(#""}}"#); line.put("\n")
+        case .timerFired(let key):
+            head(72)
+            line.unchecked(#","params":"#); line.json(key.json); line.put("}\n")
+        case .touchHighlight:
+            head(72)
+            line.unchecked("}\n")
+        }
     }
 
     /// `journalLine` into an array (tests and tools).

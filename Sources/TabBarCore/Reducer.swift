@@ -55,7 +55,8 @@ public enum JournalEntry: Equatable, Sendable {
     /// `touch.highlight`: a touch that only moved the highlight; a replay only counts its seq.
     case touchHighlight
 
-    /// The method name the journal line carries.
+    /// The method name the journal line carries (at most 16 bytes: `Persistence.journalLine`
+    /// copies it with a few loads and stores).
     public var method: StaticString {
         switch self {
         case .select: return "tab.select"
@@ -63,27 +64,6 @@ public enum JournalEntry: Equatable, Sendable {
         case .setHidden: return "bar.set_hidden"
         case .timerFired: return "timer.fired"
         case .touchHighlight: return "touch.highlight"
-        }
-    }
-
-    /// Whether the entry has params.
-    public var hasParams: Bool {
-        if case .touchHighlight = self { return false }
-        return true
-    }
-
-    /// Appends the params object, or nothing when there are none.
-    public func writeParams(into o: inout ByteBuffer) {
-        switch self {
-        case let .select(tab, source), let .actionTrigger(tab, source):
-            o.reserve(32 &+ tab.room)
-            o.unchecked(#"{"tab":"#); tab.writeUnchecked(into: &o); o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
-        case let .setHidden(hidden, reason):
-            o.put(#"{"hidden":"#); o.bool(hidden); o.put(#","reason":""#); o.utf8(reason.rawValue); o.put(#""}"#)
-        case .timerFired(let key):
-            o.json(key.json)
-        case .touchHighlight:
-            break
         }
     }
 }
