@@ -240,7 +240,7 @@ extension Wire {
     public static func reply(id: RequestID, _ result: consuming Result<Reply, RPCError>, into o: inout ByteBuffer) {
         switch consume result {
         case .success(let value):
-            reply(id: id, value, into: &o)
+            replyLine(id: id, value, into: &o)
         case .failure(let error):
             var line: [UInt8] = []
             Wire.error(id: id, error, into: &line)
@@ -250,6 +250,12 @@ extension Wire {
 
     /// Appends a result's reply line.
     public static func reply(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
+        replyLine(id: id, value, into: &o)
+    }
+
+    /// The reply line of a result, in the function that writes it (not a call of its own).
+    @inline(__always)
+    static func replyLine(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
         id.withText { id in
             o.reserve(32 &+ id.count)
             o.unchecked(#"{"jsonrpc":"2.0","id":"#)
