@@ -2,29 +2,32 @@
 extension Reducer {
     mutating func setBadge(_ tab: String, _ update: BadgeUpdate, clearing: Bool = false, into out: inout Outcome) {
         guard let k = state.index(of: tab) else { return out.fail(.unknownTab(tab)) }
-        let item = state.items[k]
-        func reply(_ item: Item, ignored: Bool = false) -> Reply {
-            clearing ? .seq(seq) : .badge(seq: seq, item, displayLimits, ignored: ignored)
-        }
-        if item.kind != .tab && !state.settings.actionBadges {
+        // (The item is read and changed in place: a copy counts a reference for each of its
+        // strings, and the reply's box holds the one copy it needs.)
+        if state.items[k].kind != .tab && !state.settings.actionBadges {
             // Badges on action and center items are ignored unless `settings.action_badges` is true.
-            return out.reset(.success(reply(item, ignored: true)))
+            return out.reset(.success(clearing ? .seq(seq) : .badge(seq: seq, state.items[k], displayLimits, ignored: true)))
         }
-        var next = item
+        let oldBadge = state.items[k].badge, oldHidden = state.items[k].badgeHidden
+        var badge = oldBadge
         switch update.value {
         case .keep: break
-        case .remove: next.badge = nil
-        case .set(let b): next.badge = b
+        case .remove: badge = nil
+        case .set(let b): badge = b
         }
-        if let hidden = update.hidden { next.badgeHidden = hidden }
-        if next.badge == nil { next.badgeHidden = false }
-        if next == item { return out.reset(.success(reply(item))) }
-        state.items[k] = next
+        var hidden = update.hidden ?? oldHidden
+        if badge == nil { hidden = false }
+        if badge == oldBadge && hidden == oldHidden {
+            return out.reset(.success(clearing ? .seq(seq) : .badge(seq: seq, state.items[k], displayLimits, ignored: false)))
+        }
+        let wasVisible = state.items[k].visibleBadge
+        state.items[k].badge = badge
+        state.items[k].badgeHidden = hidden
         state.seq += 1
-        out.reset(.success(reply(next)))
-        out.publish(.badgeChanged(seq: seq, next, displayLimits))
-        if next.visibleBadge != nil && next.visibleBadge != item.visibleBadge {
-            let effects = sound(.badge, own: next.sound)
+        out.reset(.success(clearing ? .seq(seq) : .badge(seq: seq, state.items[k], displayLimits, ignored: false)))
+        out.publish(.badgeChanged(seq: seq, state.items[k], displayLimits))
+        if let shown = state.items[k].visibleBadge, shown != wasVisible {
+            let effects = sound(.badge, own: state.items[k].sound)
             cue(.badge, k, sound: effects, into: &out)
             out.play(effects)
         }
