@@ -206,4 +206,17 @@ import Testing
             #expect(bytes.withUnsafeBytes { JournalGroup.check(seq: 5, entries: 3, body: $0) } != whole)
         }
     }
+
+    /// The check is the one every journal on disk was written with (values computed by an
+    /// independent implementation of `JournalCheck`, which also verified a journal the daemon
+    /// wrote): a faster way to compute it must give the same numbers.
+    @Test func theCheckIsTheOneJournalsWereWrittenWith() {
+        let body = Array(#"{"seq":7,"method":"tab.select","params":{"index":1,"source":"program"}}"#.utf8) + [0x0A]
+            + Array(#"{"seq":8,"method":"touch.highlight"}"#.utf8) + [0x0A]
+        #expect(body.count == 109)
+        #expect(body.withUnsafeBytes { JournalGroup.check(seq: 8, entries: 2, body: $0) } == 0x6430_f9c6_0c47_8e3f)
+        #expect([UInt8]().withUnsafeBytes { JournalGroup.check(seq: 0, entries: 0, body: $0) } == 0x0063_ab23_4c52_252e)
+        let bytes = (0..<200).map { UInt8($0) }
+        #expect(bytes.withUnsafeBytes { JournalGroup.check(seq: .max, entries: 3, body: $0) } == 0xec34_5f78_e1da_ad24)
+    }
 }
