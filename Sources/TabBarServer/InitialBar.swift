@@ -5,12 +5,12 @@ import TabBarCore
 /// its params. The request is rewritten before it is decoded, so the journal records the
 /// full params and a replay never depends on what the config says at the next start.
 extension Server {
-    /// nil (the request's own params), unless it is a `bar.configure` whose params are
+    /// nil (the request's own `params`), unless it is a `bar.configure` whose params are
     /// `{"initial": true}`: then the configured bar's, read into the workspace (`Workspace.initialParams`).
-    func initialBarParams(_ request: Request) -> JSONValue? {
+    func initialBarParams(_ methodIndex: Int?, _ method: String, _ params: JSONValue?) -> JSONValue? {
         // (By its index in the method table when the envelope found it there: no string compare per request.)
-        guard request.methodIndex.map({ $0 == work.barConfigure }) ?? (request.method == "bar.configure"),
-              let params = request.params, let initial = params["initial" as StaticString] else { return nil }
+        guard methodIndex.map({ $0 == work.barConfigure }) ?? (method == "bar.configure"),
+              let params, let initial = params["initial" as StaticString] else { return nil }
         guard params.members.count == 1, initial.boolValue == true else {
             return nil  // bar.configure's own checks name the bad field
         }
