@@ -29,14 +29,15 @@ extension Server {
         let id = request.takeID()
         let (method, given, methodIndex) = (request.method, request.params, request.methodIndex)
         if case .none = id { stats.notifications += 1 } else { stats.requests += 1 }
-        guard let spec = methodIndex.map({ Methods.all[$0] }) ?? Methods.spec(named: method) else {
+        // (Its declaration is used in place: a copy retained and released its name and decoder.)
+        guard let index = methodIndex ?? Methods.all.firstIndex(where: { $0.name == method }) else {
             return answer(id: id, .failure(.methodNotFound(method)), to: c)
         }
         // bar.configure {"initial":true}: InitialBar.swift
         let params = initialBarParams(methodIndex, method, given) ?? given
         let command: Command
         do {
-            command = try spec.decode(try Params(params), reducer.limits)
+            command = try Methods.all[index].decode(try Params(params), reducer.limits)
         } catch {
             return answer(id: id, .failure(error), to: c)
         }
@@ -137,7 +138,6 @@ extension Server {
         ])
     }
 }
-
 
 extension Request {
     /// Its id, moved out (nil left in its place): a copy of the optional id went through
