@@ -87,6 +87,8 @@ extension Server {
                 return .failure(e.error)
             }
         case .subscribe(let topics):
+            // (Never inside a group: while nobody subscribed, its events were not staged.)
+            assert(!batch.open)
             if !c.subscribed {
                 c.subscribed = true
                 clients.subscribers.append(c)

@@ -43,7 +43,14 @@ extension Server {
         }
         // (Moved, not copied: the outcome is reset for the next command.)
         work.outcome.effects.drain { batch.append($0) }
-        work.outcome.events.drain { batch.stage($0) }
+        if clients.subscribers.isEmpty {
+            // Nobody to publish them to, and nobody can subscribe before the group is
+            // committed (`subscribe` commits what is staged first): they are only counted.
+            batch.unpublished += work.outcome.events.count
+            work.outcome.events.drain { _ in }
+        } else {
+            work.outcome.events.drain { batch.stage($0) }
+        }
         guard let c else {
             batch.count += 1
             commitBatch()
@@ -105,6 +112,7 @@ extension Server {
             e += 1
         }
         batch.publishing = false
+        stats.events += batch.unpublished
         let effects = batch.closeTakingEffects()
         run(effects)
         batch.recycle(effects)
@@ -173,6 +181,9 @@ final class Batch {
     /// Changes staged, and those of them a client asked for (the rest are timers').
     var count = 0
     var clientChanges = 0
+    /// Events of the group that were not staged, as nobody subscribed (counted in
+    /// `stats.get`'s `events` once the group is committed).
+    var unpublished = 0
 
     /// Keeps the state before what may become the group's first change (for an undo).
     @inline(__always)
@@ -216,6 +227,7 @@ final class Batch {
         open = false
         count = 0
         clientChanges = 0
+        unpublished = 0
         effects.empty()
         events.removeAll()
         answers.removeAll()

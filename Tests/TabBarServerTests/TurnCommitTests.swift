@@ -13,14 +13,16 @@ import TabBarCore
         let a: Connection, b: Connection, sub: Connection
         var fds: [Int32] = []
 
-        init() throws {
+        init(subscribed: Bool = true) throws {
             dir = Rigs.tempDir("tabbard-turn")
             server = try Rigs.server(in: dir)
             let conns: [Connection]
             (conns, fds) = Rigs.connections(3)
             (a, b, sub) = (conns[0], conns[1], conns[2])
-            sub.subscribed = true
-            server.clients.subscribers.append(sub)
+            if subscribed {
+                sub.subscribed = true
+                server.clients.subscribers.append(sub)
+            }
         }
 
         deinit {
@@ -100,6 +102,37 @@ import TabBarCore
         #expect(r.server.reducer.state.seq == 1)
         #expect(r.server.reducer.state.selected == "chat")
         #expect(r.server.reducer.state.items.allSatisfy { $0.badge == nil })
+    }
+
+    /// With nobody subscribed a group's events are not staged, only counted: `stats.get`'s
+    /// `events` counts them once the group is written, as it counts published ones, and
+    /// never those of a refused group; a client that subscribes then gets the next change's event.
+    @Test func eventsNobodyListensToAreCountedOnceTheirGroupIsWritten() throws {
+        let r = try Rig(subscribed: false)
+        r.send(Self.select(1, "chat"), from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":2,"method":"badge.set","params":{"tab":"me","count":4}}"#, from: r.b)
+        #expect(r.server.batch.events.isEmpty)
+        #expect(r.server.stats.events == 0, "counted before the write")
+        #expect(r.server.commitBatch())
+        #expect(r.server.stats.events == 2)
+
+        r.send(Self.select(3, "me"), from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":4,"method":"subscribe"}"#, from: r.sub)
+        #expect(r.server.stats.events == 3, "the change before the subscription was not committed first")
+        r.send(Self.select(5, "nearby"), from: r.a)
+        #expect(r.server.commitBatch())
+        #expect(r.server.stats.events == 4)
+        #expect(r.lines(r.sub).map { $0["method"]?.stringValue ?? "reply" } == ["reply", "tab.selected"])
+
+        r.server.store.syncNow()
+        unlink(r.server.store.journalPath)
+        #expect(symlink("/dev/full", r.server.store.journalPath) == 0)
+        r.server.store.closeJournalForTests()
+        r.server.clients.subscribers.removeAll()
+        r.sub.subscribed = false
+        r.send(Self.select(6, "chat"), from: r.a)
+        #expect(!r.server.commitBatch())
+        #expect(r.server.stats.events == 4, "a refused change's event was counted")
     }
 
     /// `stats.get`'s request latency ends where the reply is queued: for a change, after its
