@@ -28,7 +28,7 @@ extension Server {
             reducer.reduce(command, at: nowMs(), into: &work.outcome)
         }
         guard reducer.state.seq != seqBefore else {
-            run(work.outcome.effects)
+            run(&work.outcome.effects)
             if let c { answer(id: id, work.outcome.reply, to: c) }
             return
         }
@@ -113,21 +113,22 @@ extension Server {
         }
         batch.publishing = false
         stats.events += batch.unpublished
-        let effects = batch.closeTakingEffects()
-        run(effects)
+        var effects = batch.closeTakingEffects()
+        run(&effects)
         batch.recycle(effects)
         return true
     }
 
     /// Runs a committed group's effects. Its sounds are queued first and the audio thread is
     /// woken once for all of them (a pipelined burst of taps: one wake-up, not one per click),
-    /// once the loop turn's replies are sent (`AudioService.wakeAfterReplies`).
-    func run(_ effects: [Effect]) {
+    /// once the loop turn's replies are sent (`AudioService.wakeAfterReplies`). They are
+    /// moved out (not copied): `effects` is left empty, with its memory.
+    func run(_ effects: inout [Effect]) {
         var played = false
         defer {
             if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
         }
-        for effect in effects {
+        effects.drain { effect in
             switch effect {
             case let .play(name, gain, _):
                 switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs, wake: false) {
