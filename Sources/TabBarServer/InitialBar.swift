@@ -7,10 +7,17 @@ import TabBarCore
 extension Server {
     /// nil (the request's own `params`), unless it is a `bar.configure` whose params are
     /// `{"initial": true}`: then the configured bar's, read into the workspace (`Workspace.initialParams`).
+    @inline(__always)
     func initialBarParams(_ methodIndex: Int?, _ method: String, _ params: JSONValue?) -> JSONValue? {
-        // (By its index in the method table when the envelope found it there: no string compare per request.)
-        guard methodIndex.map({ $0 == work.barConfigure }) ?? (method == "bar.configure"),
-              let params, let initial = params["initial" as StaticString] else { return nil }
+        // (By its index in the method table when the envelope found it there: no string compare
+        // per request, and no call for any other method.)
+        guard methodIndex.map({ $0 == work.barConfigure }) ?? (method == "bar.configure") else { return nil }
+        return initialBarParams(given: params)
+    }
+
+    /// `initialBarParams` of a `bar.configure`.
+    func initialBarParams(given params: JSONValue?) -> JSONValue? {
+        guard let params, let initial = params["initial" as StaticString] else { return nil }
         guard params.members.count == 1, initial.boolValue == true else {
             return nil  // bar.configure's own checks name the bad field
         }
