@@ -37,7 +37,7 @@ extension Server {
         let params = initialBarParams(methodIndex, method, given) ?? given
         let command: Command
         do {
-            command = try Methods.all[index].decode(try Params(params), reducer.limits)
+            command = try work.methods[index].decode(try Params(params), reducer.limits)
         } catch {
             return answer(id: id, .failure(error), to: c)
         }
