@@ -8,7 +8,8 @@ import TabBarCore
 /// `storage_failed` to exactly the group's requests, and nothing queued is ever parsed or
 /// taken back.
 extension Server {
-    /// Runs a state command through the reducer at the loop's clock. A change is staged:
+    /// Runs a state command through the reducer at the loop's clock: a client's at the time
+    /// its line was read (`Workspace.lineReadNs`), a timer's now. A change is staged:
     /// its journal line (the request's params as given — `params` — or what the outcome
     /// records instead), its events and its reply; `commitBatch` writes it at the end of
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
@@ -19,13 +20,16 @@ extension Server {
         var opening = !batch.open
         if opening { batch.keep(state: reducer.state) }
         var seqBefore = reducer.state.seq
-        reducer.reduce(command, at: nowMs(), into: &work.outcome)
+        // (The read time is never before a timer's step: lines are read before the loop
+        // turn's timers fire, and those framed after them are stamped then: Clients.swift.)
+        let now = c == nil ? nowMs() : timers.clock.ms(readAt: work.lineReadNs)
+        reducer.reduce(command, at: now, into: &work.outcome)
         if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
             opening = true
             batch.keep(state: reducer.state)
             seqBefore = reducer.state.seq
-            reducer.reduce(command, at: nowMs(), into: &work.outcome)
+            reducer.reduce(command, at: now, into: &work.outcome)
         }
         guard reducer.state.seq != seqBefore else {
             run(&work.outcome.effects)

@@ -31,7 +31,9 @@ import TabBarCore
             _ = system("rm -rf '\(dir)'")
         }
 
-        func send(_ line: String, from c: Connection) {
+        /// Feeds `line` as read at `readNs` (now unless given), as `readFrom` stamps a read.
+        func send(_ line: String, from c: Connection, readNs: UInt64? = nil) {
+            server.work.lineReadNs = readNs ?? MonotonicClock.nanoseconds()
             Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: c) }
         }
 
@@ -135,12 +137,27 @@ import TabBarCore
         #expect(r.server.stats.events == 4, "a refused change's event was counted")
     }
 
+    /// A request is stepped at the time its line was read (no clock read per request), a
+    /// timer at the time it fires: an animation begun by a line read 3 s ago ends 3 s
+    /// earlier than one begun by a line read now.
+    @Test func aRequestIsSteppedAtTheTimeItsLineWasRead() throws {
+        let r = try Rig()
+        let now = MonotonicClock.nanoseconds()
+        let begin = #"{"jsonrpc":"2.0","id":1,"method":"animation.begin","params":{"kind":"bounce","duration_ms":60000}}"#
+        r.send(begin, from: r.a, readNs: now - 3_000_000_000)
+        r.send(begin.replacingOccurrences(of: #""id":1"#, with: #""id":2"#), from: r.a, readNs: now)
+        #expect(r.server.commitBatch())
+        let due = r.server.timers.due.values.sorted()
+        #expect(due.count == 2)
+        #expect(due.count == 2 && due[1] - due[0] >= 2_999 && due[1] - due[0] <= 3_001, "\(due)")
+        #expect(due.first.map { $0 == Int64((now - 3_000_000_000) / 1_000_000) + 60_000 } == true)
+    }
+
     /// `stats.get`'s request latency ends where the reply is queued: for a change, after its
     /// group's journal write (not when it was staged), for an accepted change and a refused one alike.
     @Test func aChangesLatencyEndsWhenItsReplyIsQueued() throws {
         let r = try Rig()
         let wait = { (ns: UInt64) in let t = MonotonicClock.nanoseconds(); while MonotonicClock.nanoseconds() - t < ns {} }
-        r.server.work.lineReadNs = MonotonicClock.nanoseconds()
         r.send(Self.select(1, "chat"), from: r.a)
         wait(200_000_000)  // the group waits for its write
         r.server.commitBatch()
@@ -152,7 +169,6 @@ import TabBarCore
         #expect(symlink("/dev/full", r.server.store.journalPath) == 0)
         r.server.store.closeJournalForTests()
         r.server.stats.handling = LatencyRing()
-        r.server.work.lineReadNs = MonotonicClock.nanoseconds()
         r.send(Self.select(2, "me"), from: r.b)
         wait(200_000_000)
         #expect(!r.server.commitBatch())
