@@ -262,40 +262,65 @@ public final class AudioEngine: @unchecked Sendable {
     /// Hands every waiting voice report to `body` (state loop): started voices, and
     /// voices that failed (`failure` set).
     public func drainReports(_ body: (VoiceReport) -> Void) {
+        drain { r, s, why in
+            body(VoiceReport(voice: r.voice, name: s.name, latencyNs: r.latencyNs, framesAhead: r.framesAhead,
+                             startFrame: r.startFrame, sinkLatencyNs: r.sinkLatencyNs, failure: why))
+        }
+    }
+
+    /// `drainReports`, each report's fields handed over as they are read (no `VoiceReport`
+    /// is made, and nothing of it copied): `played` gets a voice that started (its number,
+    /// its sound's name, its start frame), `failed` a voice that was not heard intact (its
+    /// number, its sound's name, why).
+    public func drainReports(played: (UInt32, String, Int64) -> Void, failed: (UInt32, String, String) -> Void) {
+        drain { r, s, why in
+            if let why { failed(r.voice, s.name, why) } else { played(r.voice, s.name, r.startFrame) }
+        }
+    }
+
+    /// Takes every waiting report off the ring under the producer's lock (the latency
+    /// windows are its), then hands each voice that started or failed to `each` once the
+    /// lock is released, with its sound and why it failed (nil: it started).
+    private func drain(_ each: (RawReport, Sound, String?) -> Void) {
         var counter: UInt64 = 0
         _ = Glibc.read(reportEventFD, &counter, 8)
-        // (The array of the last drain, emptied: its memory is reused, a drain allocates nothing.)
-        var out: [VoiceReport] = []
-        swap(&out, &drained)
-        let lastError = device.withLock { $0.lastError }
+        // (Raw, as the audio thread wrote them; the array of the last drain is reused.)
+        var taken: [RawReport] = []
+        swap(&taken, &drained)
         producer.withLock { p in
             while let r = reports.pop() {
                 switch r.kind {
                 case .started:
-                    let s = r.sound.takeRetainedValue()
-                    out.append(VoiceReport(voice: r.voice, name: s.name, latencyNs: r.latencyNs, framesAhead: r.framesAhead,
-                                           startFrame: r.startFrame, sinkLatencyNs: r.sinkLatencyNs))
                     p.latencies.add(r.latencyNs)
                     p.sinkLatencies.add(r.sinkLatencyNs)
                     if p.aheads.count < AudioEngine.latencyWindow { p.aheads.append(r.framesAhead) } else { p.aheads[p.aheadNext] = r.framesAhead }
-                    p.aheadNext = (p.aheadNext + 1) % AudioEngine.latencyWindow
+                    p.aheadNext = (p.aheadNext + 1) & (AudioEngine.latencyWindow - 1)
+                    taken.append(r)
                 case .failed:
-                    let s = r.sound.takeRetainedValue()
-                    out.append(VoiceReport(voice: r.voice, name: s.name, latencyNs: 0, framesAhead: 0,
-                                           failure: r.failure.text(device: lastError)))
+                    taken.append(r)
                 case .finished:
                     r.sound.release()
                 }
             }
         }
-        for k in out.indices { body(out[k]) }
-        out.removeAll(keepingCapacity: true)
-        swap(&out, &drained)
+        // The device's last error, read only for a voice that failed.
+        var lastError: String?
+        for r in taken {
+            let s = r.sound.takeRetainedValue()
+            if r.kind == .started {
+                each(r, s, nil)
+            } else {
+                if lastError == nil { lastError = device.withLock { $0.lastError } }
+                each(r, s, r.failure.text(device: lastError!))
+            }
+        }
+        taken.removeAll(keepingCapacity: true)
+        swap(&taken, &drained)
     }
 
     /// The reports a drain hands over once the lock is released (state loop only), kept
     /// empty from drain to drain for its memory.
-    private var drained: [VoiceReport] = []
+    private var drained: [RawReport] = []
 
     /// Swaps the bank `bank` returns; voices already playing keep their sounds and finish.
     public func replaceBank(_ bank: SoundBank) {

@@ -144,9 +144,7 @@ final class AudioService {
     /// Hands each voice that started to `played`, each accepted voice that was not heard
     /// intact to `failed` (voice, name, reason: wire `sound.failed`); `played` gets the start frame too.
     func drainReports(_ played: (UInt32, String, Int64) -> Void, failed: (UInt32, String, String) -> Void) {
-        engine?.drainReports { r in
-            if let why = r.failure { failed(r.voice, r.name, why) } else { played(r.voice, r.name, r.startFrame) }
-        }
+        engine?.drainReports(played: played, failed: failed)
     }
 
     func soundList() -> [JSON] {

@@ -105,6 +105,7 @@ extension Server {
             if n == 0 {
                 // Half-close: answer every complete line received, flush, then close.
                 c.readClosed = true
+                work.lineReadNs = now
                 c.framer.finish { unit in handle(unit, from: c) }
                 commitBatch()
                 loop.rewatch(c)
@@ -142,10 +143,11 @@ extension Server {
 
     /// Frames what was read while the client was paused (its changes committed as one
     /// group); pauses it again if need be.
-    func resumeUnread(_ c: Connection, now: UInt64) {
+    func resumeUnread(_ c: Connection) {
         let pending = c.unread
         c.unread = []
-        work.lineReadNs = now
+        // (Framed now, after this loop turn's timers fired: stamped with the time it is framed.)
+        work.lineReadNs = MonotonicClock.nanoseconds()
         let used = pending.withUnsafeBufferPointer { frame($0, for: c) }
         if used < pending.count { c.unread = Array(pending[used...]) }
         commitBatch()  // it is flushed at once (flushDirty)
@@ -187,7 +189,7 @@ extension Server {
                 c.readPaused = false
                 changed = true
                 guard !c.unread.isEmpty else { break }
-                resumeUnread(c, now: now)
+                resumeUnread(c)
                 if c.closed { break }
                 if !c.flush(now: now) {
                     drop(c)

@@ -8,7 +8,8 @@ import TabBarCore
 /// `storage_failed` to exactly the group's requests, and nothing queued is ever parsed or
 /// taken back.
 extension Server {
-    /// Runs a state command through the reducer at the loop's clock. A change is staged:
+    /// Runs a state command through the reducer at the loop's clock: a client's at the time
+    /// its line was read (`Workspace.lineReadNs`), a timer's now. A change is staged:
     /// its journal line (the request's params as given — `params` — or what the outcome
     /// records instead), its events and its reply; `commitBatch` writes it at the end of
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
@@ -28,10 +29,10 @@ extension Server {
             opening = true
             batch.keep(state: reducer.state)
             seqBefore = reducer.state.seq
-            reducer.reduce(command, at: nowMs(), into: &work.outcome)
+            reducer.reduce(command, at: now, into: &work.outcome)
         }
         guard reducer.state.seq != seqBefore else {
-            run(work.outcome.effects)
+            run(&work.outcome.effects)
             if let c { answer(id: id, work.outcome.reply, to: c) }
             return
         }
@@ -110,21 +111,22 @@ extension Server {
         }
         stats.events += batch.unbuiltEvents
         batch.publishing = false
-        let effects = batch.closeTakingEffects()
-        run(effects)
+        var effects = batch.closeTakingEffects()
+        run(&effects)
         batch.recycle(effects)
         return true
     }
 
     /// Runs a committed group's effects. Its sounds are queued first and the audio thread is
     /// woken once for all of them (a pipelined burst of taps: one wake-up, not one per click),
-    /// once the loop turn's replies are sent (`AudioService.wakeAfterReplies`).
-    func run(_ effects: [Effect]) {
+    /// once the loop turn's replies are sent (`AudioService.wakeAfterReplies`). They are
+    /// moved out (not copied): `effects` is left empty, with its memory.
+    func run(_ effects: inout [Effect]) {
         var played = false
         defer {
             if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
         }
-        for effect in effects {
+        effects.drain { effect in
             switch effect {
             case let .play(name, gain, _):
                 switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs, wake: false) {

@@ -5,12 +5,19 @@ import TabBarCore
 /// its params. The request is rewritten before it is decoded, so the journal records the
 /// full params and a replay never depends on what the config says at the next start.
 extension Server {
-    /// nil (the request's own params), unless it is a `bar.configure` whose params are
+    /// nil (the request's own `params`), unless it is a `bar.configure` whose params are
     /// `{"initial": true}`: then the configured bar's, read into the workspace (`Workspace.initialParams`).
-    func initialBarParams(_ request: Request) -> JSONValue? {
-        // (By its index in the method table when the envelope found it there: no string compare per request.)
-        guard request.methodIndex.map({ $0 == work.barConfigure }) ?? (request.method == "bar.configure"),
-              let params = request.params, let initial = params["initial" as StaticString] else { return nil }
+    @inline(__always)
+    func initialBarParams(_ methodIndex: Int?, _ method: String, _ params: JSONValue?) -> JSONValue? {
+        // (By its index in the method table when the envelope found it there: no string compare
+        // per request, and no call for any other method.)
+        guard methodIndex.map({ $0 == work.barConfigure }) ?? (method == "bar.configure") else { return nil }
+        return initialBarParams(given: params)
+    }
+
+    /// `initialBarParams` of a `bar.configure`.
+    func initialBarParams(given params: JSONValue?) -> JSONValue? {
+        guard let params, let initial = params["initial" as StaticString] else { return nil }
         guard params.members.count == 1, initial.boolValue == true else {
             return nil  // bar.configure's own checks name the bad field
         }

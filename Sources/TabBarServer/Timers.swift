@@ -23,6 +23,13 @@ struct DaemonClock {
     func nowMs() -> Int64 {
         mode == .real ? Int64(MonotonicClock.nanoseconds() / 1_000_000) : manualMs
     }
+
+    /// The time of a request whose line was read at `readNs` (CLOCK_MONOTONIC): when it was
+    /// read, on the real clock (no clock read per request); the manual clock's time.
+    @inline(__always)
+    func ms(readAt readNs: UInt64) -> Int64 {
+        mode == .real ? Int64(readNs / 1_000_000) : manualMs
+    }
 }
 
 /// The reducer's timers (show/hide phases, front-end animations) and the clock they run

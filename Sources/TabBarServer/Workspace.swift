@@ -17,6 +17,8 @@ final class Workspace {
     var lineReadNs: UInt64 = 0
     /// What the reducer makes of a command (reused: its arrays keep their memory).
     var outcome = Outcome(reply: .success(.none))
+    /// `Methods.all`, held here: reading the global costs its lazy initialiser's check.
+    let methods = Methods.all
     /// Every method's name as its journal lines write it, by its index in `Methods.all`.
     let methodNames = Methods.all.map { QuotedText($0.name) }
     /// `bar.configure`'s index in `Methods.all` (`Server.initialBarParams`).

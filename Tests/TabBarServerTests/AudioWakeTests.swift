@@ -28,6 +28,7 @@ import TabBarCore
         // Four taps, alternating between the first two tabs: four selections, four clicks,
         // one loop turn (one group).
         var id = 0
+        server.work.lineReadNs = MonotonicClock.nanoseconds()  // (as `readFrom` stamps a read)
         for k in 0..<4 {
             let x = k % 2 == 0 ? 112.5 : 37.5
             for phase in ["down", "up"] {

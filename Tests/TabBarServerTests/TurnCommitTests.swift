@@ -13,14 +13,16 @@ import TabBarCore
         let a: Connection, b: Connection, sub: Connection
         var fds: [Int32] = []
 
-        init() throws {
+        init(subscribed: Bool = true) throws {
             dir = Rigs.tempDir("tabbard-turn")
             server = try Rigs.server(in: dir)
             let conns: [Connection]
             (conns, fds) = Rigs.connections(3)
             (a, b, sub) = (conns[0], conns[1], conns[2])
-            sub.subscribed = true
-            server.clients.subscribers.append(sub)
+            if subscribed {
+                sub.subscribed = true
+                server.clients.subscribers.append(sub)
+            }
         }
 
         deinit {
@@ -29,7 +31,9 @@ import TabBarCore
             _ = system("rm -rf '\(dir)'")
         }
 
-        func send(_ line: String, from c: Connection) {
+        /// Feeds `line` as read at `readNs` (now unless given), as `readFrom` stamps a read.
+        func send(_ line: String, from c: Connection, readNs: UInt64? = nil) {
+            server.work.lineReadNs = readNs ?? MonotonicClock.nanoseconds()
             Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: c) }
         }
 
@@ -102,12 +106,58 @@ import TabBarCore
         #expect(r.server.reducer.state.items.allSatisfy { $0.badge == nil })
     }
 
+    /// With nobody subscribed a group's events are not staged, only counted: `stats.get`'s
+    /// `events` counts them once the group is written, as it counts published ones, and
+    /// never those of a refused group; a client that subscribes then gets the next change's event.
+    @Test func eventsNobodyListensToAreCountedOnceTheirGroupIsWritten() throws {
+        let r = try Rig(subscribed: false)
+        r.send(Self.select(1, "chat"), from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":2,"method":"badge.set","params":{"tab":"me","count":4}}"#, from: r.b)
+        #expect(r.server.batch.events.isEmpty)
+        #expect(r.server.stats.events == 0, "counted before the write")
+        #expect(r.server.commitBatch())
+        #expect(r.server.stats.events == 2)
+
+        r.send(Self.select(3, "me"), from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":4,"method":"subscribe"}"#, from: r.sub)
+        #expect(r.server.stats.events == 3, "the change before the subscription was not committed first")
+        r.send(Self.select(5, "nearby"), from: r.a)
+        #expect(r.server.commitBatch())
+        #expect(r.server.stats.events == 4)
+        #expect(r.lines(r.sub).map { $0["method"]?.stringValue ?? "reply" } == ["reply", "tab.selected"])
+
+        r.server.store.syncNow()
+        unlink(r.server.store.journalPath)
+        #expect(symlink("/dev/full", r.server.store.journalPath) == 0)
+        r.server.store.closeJournalForTests()
+        r.server.clients.subscribers.removeAll()
+        r.sub.subscribed = false
+        r.send(Self.select(6, "chat"), from: r.a)
+        #expect(!r.server.commitBatch())
+        #expect(r.server.stats.events == 4, "a refused change's event was counted")
+    }
+
+    /// A request is stepped at the time its line was read (no clock read per request), a
+    /// timer at the time it fires: an animation begun by a line read 3 s ago ends 3 s
+    /// earlier than one begun by a line read now.
+    @Test func aRequestIsSteppedAtTheTimeItsLineWasRead() throws {
+        let r = try Rig()
+        let now = MonotonicClock.nanoseconds()
+        let begin = #"{"jsonrpc":"2.0","id":1,"method":"animation.begin","params":{"kind":"bounce","duration_ms":60000}}"#
+        r.send(begin, from: r.a, readNs: now - 3_000_000_000)
+        r.send(begin.replacingOccurrences(of: #""id":1"#, with: #""id":2"#), from: r.a, readNs: now)
+        #expect(r.server.commitBatch())
+        let due = r.server.timers.due.values.sorted()
+        #expect(due.count == 2)
+        #expect(due.count == 2 && due[1] - due[0] >= 2_999 && due[1] - due[0] <= 3_001, "\(due)")
+        #expect(due.first.map { $0 == Int64((now - 3_000_000_000) / 1_000_000) + 60_000 } == true)
+    }
+
     /// `stats.get`'s request latency ends where the reply is queued: for a change, after its
     /// group's journal write (not when it was staged), for an accepted change and a refused one alike.
     @Test func aChangesLatencyEndsWhenItsReplyIsQueued() throws {
         let r = try Rig()
         let wait = { (ns: UInt64) in let t = MonotonicClock.nanoseconds(); while MonotonicClock.nanoseconds() - t < ns {} }
-        r.server.work.lineReadNs = MonotonicClock.nanoseconds()
         r.send(Self.select(1, "chat"), from: r.a)
         wait(200_000_000)  // the group waits for its write
         r.server.commitBatch()
@@ -119,7 +169,6 @@ import TabBarCore
         #expect(symlink("/dev/full", r.server.store.journalPath) == 0)
         r.server.store.closeJournalForTests()
         r.server.stats.handling = LatencyRing()
-        r.server.work.lineReadNs = MonotonicClock.nanoseconds()
         r.send(Self.select(2, "me"), from: r.b)
         wait(200_000_000)
         #expect(!r.server.commitBatch())
