@@ -133,7 +133,8 @@ public enum Envelope {
         }
         // A known name is the table's own string (no string made per request).
         let method = JSONValue(doc, members.method)
-        let known = method.kind == .string ? Methods.index(named: method.inner) : nil
+        let known = members.known >= -1 ? (members.known >= 0 ? members.known : nil)
+            : method.kind == .string ? Methods.index(named: method.inner) : nil
         guard let name = known.map({ Methods.all[$0].name }) ?? method.stringValue else {
             throw Rejection(id: id ?? .null, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false)
         }

@@ -115,6 +115,8 @@ extension Params {
     func reading(_ fields: Fields) throws(RPCError) -> Params {
         guard let object else { return self }
         let s = object.doc.s
+        // (Read already, as the envelope read the line: `declaredParams`.)
+        if s.pointee.slotObject == object.index && s.pointee.slotFields?.base == fields.entries.base { return self }
         s.pointee.slotObject = -1
         var slots = Fields.Slots()
         let tokens = object.doc.tokens, text = UnsafePointer(object.doc.bytes.baseAddress!)

@@ -3,8 +3,9 @@ import Testing
 @testable import TabBarCore
 import TabBarTesting
 
-/// A method's params are read by its declared fields (`MethodSpec.fields`, `Params.reading`:
-/// one pass over the keys, then each reader by its slot): on seeded random params of every
+/// A method's params are read by its declared fields (`MethodSpec.fields`: as the envelope
+/// reads the line when the method comes first, `declaredParams`, else by `Params.reading`,
+/// one pass over the keys; then each reader by its slot): on seeded random params of every
 /// method — declared, unknown and near-miss names, keys written with escapes, duplicates,
 /// values of every type, in and out of range — the command or the error (its text, its
 /// field) is what the old reading gives: `only(fields.names)`, then every reader walking the
@@ -84,8 +85,10 @@ import TabBarTesting
             // (A key given twice is refused by the parser, in both readings.)
             if !keys.isEmpty && rng.chance(0.05) { keys.append(rng.pick(keys)) }
             let members = keys.map { "\(Self.quoted($0, &rng)):\(Self.value(&rng))" }.joined(separator: ",")
+            // Params after the method (read as the envelope is read) or before it (read after).
             let params = rng.chance(0.05) ? "" : #","params":{\#(members)}"#
-            let line = Array(#"{"id":\#(k),"method":"\#(spec.name)"\#(params)}"#.utf8)
+            let line = rng.chance(0.7) ? Array(#"{"id":\#(k),"method":"\#(spec.name)"\#(params)}"#.utf8)
+                : Array(#"{"id":\#(k)\#(params),"method":"\#(spec.name)"}"#.utf8)
             let old = Self.reference(line), new = Self.declared(line)
             if case .success? = old { accepted += 1 }
             if case .failure(let e)? = old, e.message.hasPrefix("Unknown field") { refusedUnknown += 1 }
