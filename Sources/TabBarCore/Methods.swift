@@ -80,8 +80,9 @@ extension Params: Equatable {
 
 /// One method, declared once: its name, the fields its params accept, how its params
 /// decode, and — by the kind of command the decoder returns — who handles it: the reducer
-/// (a state method, which may change the state and is journaled) or the server.
-public struct MethodSpec: Sendable {
+/// (a state method, which may change the state and is journaled) or the server. (A class:
+/// taking a method from the table counts one reference, not one for each of its parts.)
+public final class MethodSpec: Sendable {
     public let name: String
     /// Whether the method may change the state (its command is a `StateCommand`).
     public let changesState: Bool
@@ -91,6 +92,13 @@ public struct MethodSpec: Sendable {
     /// The decoder, given the params as `fields` reads them.
     let body: @Sendable (Params, Limits) throws(RPCError) -> Command
 
+    init(name: String, changesState: Bool, fields: Fields, body: @escaping @Sendable (Params, Limits) throws(RPCError) -> Command) {
+        self.name = name
+        self.changesState = changesState
+        self.fields = fields
+        self.body = body
+    }
+
     /// Decodes `params`: its keys checked against `fields` and located, then the decoder.
     @inline(__always)
     public func decode(_ params: Params, _ limits: Limits) throws(RPCError) -> Command {
@@ -99,12 +107,12 @@ public struct MethodSpec: Sendable {
 
     /// A method the reducer handles.
     public static func state(_ name: String, fields: Fields = [], _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> StateCommand) -> MethodSpec {
-        MethodSpec(name: name, changesState: true, fields: fields) { p, l throws(RPCError) in .state(try decode(p, l)) }
+        MethodSpec(name: name, changesState: true, fields: fields, body: { p, l throws(RPCError) in .state(try decode(p, l)) })
     }
 
     /// A method the server handles.
     public static func server(_ name: String, fields: Fields = [], _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> ServerCommand) -> MethodSpec {
-        MethodSpec(name: name, changesState: false, fields: fields) { p, l throws(RPCError) in .server(try decode(p, l)) }
+        MethodSpec(name: name, changesState: false, fields: fields, body: { p, l throws(RPCError) in .server(try decode(p, l)) })
     }
 }
 
