@@ -36,9 +36,23 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
         var word: UInt64
     }
 
-    /// The entries, as params carry them.
+    /// The entries, as params carry them, and two hash tables over them (made once with
+    /// them): by a name's address and by its length and first word.
     struct Entries: @unchecked Sendable {
         let base: UnsafePointer<Entry>
+        /// `mask + 1` slots by address, then as many by word: an entry's index, -1 empty.
+        let table: UnsafePointer<Int8>
+        let mask: Int
+
+        @inline(__always)
+        static func hash(address p: UnsafePointer<UInt8>?) -> Int {
+            Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: p)) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        }
+
+        @inline(__always)
+        static func hash(word w: UInt64, _ n: Int) -> Int {
+            Int(truncatingIfNeeded: ((w ^ UInt64(truncatingIfNeeded: n)) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        }
 
         /// The index of the declared name `key` (bytes, no escapes), or -1: by the literal's
         /// address first (a reader names its field with the declaration's literal), then by
@@ -46,10 +60,10 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
         @inline(__always)
         func index(of key: UnsafeBufferPointer<UInt8>) -> Int {
             let n = key.count
-            var j = 0
-            while case let e = base[j], e.length >= 0 {
-                if e.name == key.baseAddress && e.length == n { return j }
-                j += 1
+            var h = Self.hash(address: key.baseAddress) & mask
+            while case let j = Int(table[h]), j >= 0 {
+                if base[j].name == key.baseAddress && base[j].length == n { return j }
+                h = (h + 1) & mask
             }
             return indexByBytes(key)
         }
@@ -69,10 +83,12 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
         @inline(__always)
         func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
             let w = Fields.word(p, n)
-            var j = 0
-            while case let e = base[j], e.length >= 0 {
-                if e.length == n && e.word == w && (n <= 8 || memcmpEqual(e.name + 8, p + 8, n - 8)) { return j }
-                j += 1
+            let byWord = table + mask + 1
+            var h = Self.hash(word: w, n) & mask
+            while case let j = Int(byWord[h]), j >= 0 {
+                let e = base[j]
+                if e.word == w && e.length == n && (n <= 8 || memcmpEqual(e.name + 8, p + 8, n - 8)) { return j }
+                h = (h + 1) & mask
             }
             return -1
         }
@@ -83,6 +99,7 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
     }
 
     public init(_ names: [StaticString]) {
+        precondition(names.count <= 32, "at most 32 fields (the tables hash to six bits)")
         self.names = names
         let entries = UnsafeMutablePointer<Entry>.allocate(capacity: names.count + 1)
         for (j, name) in names.enumerated() {
@@ -95,7 +112,21 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
             entries[j] = Entry(name: name.utf8Start, length: name.utf8CodeUnitCount, word: word)
         }
         entries[names.count] = Entry(name: UnsafePointer(bitPattern: 1)!, length: -1, word: 0)
-        self.entries = Entries(base: entries)
+        // Tables at least twice the names (so that a probe meets an empty slot soon), and
+        // no wider than the hashes' six bits.
+        var size = 8
+        while size < 2 * names.count { size *= 2 }
+        let table = UnsafeMutablePointer<Int8>.allocate(capacity: 2 * size)
+        table.initialize(repeating: -1, count: 2 * size)
+        for j in names.indices {
+            var h = Entries.hash(address: entries[j].name) & (size - 1)
+            while table[h] >= 0 { h = (h + 1) & (size - 1) }
+            table[h] = Int8(j)
+            h = Entries.hash(word: entries[j].word, entries[j].length) & (size - 1)
+            while table[size + h] >= 0 { h = (h + 1) & (size - 1) }
+            table[size + h] = Int8(j)
+        }
+        self.entries = Entries(base: entries, table: table, mask: size - 1)
     }
 
     /// The first (up to) eight of the `n` bytes at `p`, of which eight can be read.
