@@ -9,6 +9,8 @@ public struct Params: Sendable {
     /// `JSON`, or `detached`); nil: someone else keeps it.
     public let owner: JSONDocument?
 
+    /// (Inlinable: the server makes one for every request.)
+    @inlinable
     public init(_ value: JSONValue?, prefix: String = "", owner: JSONDocument? = nil) throws(RPCError) {
         self.owner = owner
         if let value, value.kind == .object {
