@@ -1,9 +1,14 @@
 /// A decoded JSON-RPC request. `id == nil` means a notification (no reply).
 public struct Request: Sendable {
-    /// The id its reply echoes (`RequestID`: the id's JSON text). (A `let`: with a `var`,
-    /// the optimizer made every request in a temporary and copied it out through the value
+    /// The id its reply echoes (`RequestID`: the id's JSON text); nil: a notification.
+    /// (Made when it is read, from `storedID`, so that it is handed on as a new value: a
+    /// stored `RequestID?` passed on was copied through `Optional`'s generic value
+    /// witnesses, some 100 instructions a request.)
+    public var id: RequestID? { @inline(__always) get { storedID.isAbsent ? nil : storedID } }
+    /// The id, or `RequestID.absent` for a notification. (A `let`: with a `var`, the
+    /// optimizer made every request in a temporary and copied it out through the value
     /// witnesses, some 150 instructions a request.)
-    public let id: RequestID?
+    let storedID: RequestID
     public var method: String
     /// The params object as the line holds it (nil: none, or `null`).
     public var params: JSONValue?
@@ -14,7 +19,7 @@ public struct Request: Sendable {
     public var methodIndex: Int?
 
     public init(id: RequestID?, method: String, params: JSONValue?, owner: JSONDocument? = nil) {
-        self.id = id
+        storedID = id ?? .absent
         self.method = method
         self.params = params
         self.owner = owner
@@ -23,7 +28,7 @@ public struct Request: Sendable {
     /// A request as the envelope reads it (made in one piece: no copy to set `methodIndex`).
     @inline(__always)
     init(id: RequestID?, method: String, params: JSONValue?, methodIndex: Int?) {
-        self.id = id
+        storedID = id ?? .absent
         self.method = method
         self.params = params
         self.methodIndex = methodIndex
@@ -31,7 +36,7 @@ public struct Request: Sendable {
 
     /// A request from a `JSON` params value (tests and tools).
     public init(id: RequestID?, method: String, params: JSON? = nil) {
-        self.id = id
+        storedID = id ?? .absent
         self.method = method
         if let params, params != .null {
             let doc = JSONDocument(params)
@@ -128,7 +133,8 @@ public enum Envelope {
         }
         // A known name is the table's own string (no string made per request).
         let method = JSONValue(doc, members.method)
-        let known = method.kind == .string ? Methods.index(named: method.inner) : nil
+        let known = members.known >= -1 ? (members.known >= 0 ? members.known : nil)
+            : method.kind == .string ? Methods.index(named: method.inner) : nil
         guard let name = known.map({ Methods.all[$0].name }) ?? method.stringValue else {
             throw Rejection(id: id ?? .null, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false)
         }

@@ -11,6 +11,9 @@ extension JSONDocument {
     /// Where the envelope's members' values are in the tape (-1: absent).
     struct EnvelopeMembers {
         var id = -1, method = -1, params = -1, version = -1
+        /// The method's index in `Methods.all` when the reader looked its name up (a plain
+        /// string: -1 if no method has it); -2: not looked up.
+        var known = -2
     }
 
     /// Reads `text` (a copy is kept, as `parse` keeps it) as a request's envelope. nil: the
@@ -20,6 +23,7 @@ extension JSONDocument {
         if let members = Parser.envelope(s, maxDepth: maxDepth) { return members }
         // Not an object, or refused: the parser's verdict and its error.
         s.pointee.tokenCount = 0
+        s.pointee.slotObject = -1
         do {
             try Parser.parse(s, maxDepth: maxDepth)
         } catch {
@@ -111,8 +115,17 @@ extension JSONDocument.Parser {
                     let end = try number(p, j)
                     emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
                     i = end
+                } else if slot == 2 && c == UInt8(ascii: "{") && m.known >= 0,
+                          let end = try declaredParams(p, n, j, Methods.all[m.known].fields.entries, maxDepth: maxDepth, &tokens, &capacity, &count, s) {
+                    i = end
                 } else {
+                    count = at  // (what `declaredParams` read of a refused object)
                     i = try value(p, n, j, depth: 1, maxDepth: maxDepth, &tokens, &capacity, &count, s)
+                }
+                if slot == 1 && m.method < 0 {
+                    // The method's name, looked up once (its params, when they follow, are read by its fields).
+                    let t = tokens[at]
+                    m.known = t.kind == .string ? Methods.index(named: UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end - t.start))) ?? -1 : -2
                 }
                 switch slot {
                 case 0: if m.id >= 0 { return nil }; m.id = at
@@ -132,6 +145,62 @@ extension JSONDocument.Parser {
         if i != n { return nil }
         s.pointee.tokenCount = count
         return m
+    }
+
+    /// The params object at `j` (its `{`) of a method whose params accept `fields`, read
+    /// straight from the bytes when every key is one of those fields, plain (no escapes) and
+    /// given once: its tokens into the tape and where each field's value is into the
+    /// document's slots (`Params.reading` then has nothing left to do); returns the index
+    /// after it. nil: any other object (a key that is not declared, written with escapes
+    /// or given twice), which the caller has the parser read from `j` again. Values other
+    /// than strings and numbers are read by the parser.
+    @inline(__always)
+    private static func declaredParams(_ p: UnsafePointer<UInt8>, _ n: Int, _ j: Int, _ fields: Fields.Entries, maxDepth: Int,
+                                       _ tokens: inout UnsafeMutablePointer<Token>, _ capacity: inout Int, _ count: inout Int,
+                                       _ s: UnsafeMutablePointer<JSONDocument.Storage>) throws(JSONParseError) -> Int? {
+        if maxDepth < 2 { return nil }
+        let object = count
+        emit(Token(kind: .object, start: i32(j), end: 0, next: 0, count: 0), &tokens, &capacity, &count, s)
+        var slots = Fields.Slots(), members = 0
+        var i = skipSpace(p, j + 1)
+        if p[i] != UInt8(ascii: "}") {
+            while true {
+                guard p[i] == UInt8(ascii: "\"") else { return nil }
+                let start = i + 1
+                let (end, kind) = try string(p, n, start)
+                guard kind == .string, case let f = fields.match(p + start, end - start), f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
+                emit(Token(kind: .string, start: i32(start), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                var v = skipSpace(p, end + 1)
+                guard p[v] == UInt8(ascii: ":") else { return nil }
+                v = skipSpace(p, v + 1)
+                slots[f] = i32(count)
+                let c = p[v]
+                if c == UInt8(ascii: "\"") {
+                    let (end, kind) = try string(p, n, v + 1)
+                    emit(Token(kind: kind, start: i32(v + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end + 1
+                } else if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
+                    let end = try number(p, v)
+                    emit(Token(kind: .number, start: i32(v), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end
+                } else {
+                    i = try value(p, n, v, depth: 2, maxDepth: maxDepth, &tokens, &capacity, &count, s)
+                }
+                members += 1
+                i = skipSpace(p, i)
+                if p[i] == UInt8(ascii: ",") { i = skipSpace(p, i + 1); continue }
+                guard p[i] == UInt8(ascii: "}") else { return nil }
+                break
+            }
+        }
+        i += 1
+        tokens[object].end = i32(i)
+        tokens[object].next = i32(count)
+        tokens[object].count = i32(members)
+        s.pointee.slots = slots
+        s.pointee.slotFields = fields
+        s.pointee.slotObject = object
+        return i
     }
 
     /// The slot of a key written with escapes (`"\u0069d"` is `id`).

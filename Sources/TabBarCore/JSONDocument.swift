@@ -31,6 +31,11 @@ public final class JSONDocument: @unchecked Sendable {
         var tokens: UnsafeMutablePointer<Token>
         var tokenCount = 0
         var tokenCapacity: Int
+        /// The object whose declared fields `slots` locate (`Params.reading`; -1: none) and
+        /// their declaration.
+        var slotObject = -1
+        var slotFields: Fields.Entries?
+        var slots = Fields.Slots()
     }
     let s: UnsafeMutablePointer<Storage>
 
@@ -99,6 +104,7 @@ public final class JSONDocument: @unchecked Sendable {
         (base + text.count).update(repeating: 0, count: Parser.padding)
         s.pointee.count = text.count
         s.pointee.tokenCount = 0
+        s.pointee.slotObject = -1
     }
 
     /// Parses a copy of `bytes`.

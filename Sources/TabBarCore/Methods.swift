@@ -78,23 +78,41 @@ extension Params: Equatable {
     }
 }
 
-/// One method, declared once: its name, how its params decode, and — by the kind of
-/// command the decoder returns — who handles it: the reducer (a state method, which may
-/// change the state and is journaled) or the server.
-public struct MethodSpec: Sendable {
+/// One method, declared once: its name, the fields its params accept, how its params
+/// decode, and — by the kind of command the decoder returns — who handles it: the reducer
+/// (a state method, which may change the state and is journaled) or the server. (A class:
+/// taking a method from the table counts one reference, not one for each of its parts.)
+public final class MethodSpec: Sendable {
     public let name: String
     /// Whether the method may change the state (its command is a `StateCommand`).
     public let changesState: Bool
-    public let decode: @Sendable (Params, Limits) throws(RPCError) -> Command
+    /// The fields its params accept (none unless declared): any other is refused, naming
+    /// it, before the decoder runs; the decoder's readers find these by their slots.
+    public let fields: Fields
+    /// The decoder, given the params as `fields` reads them.
+    let body: @Sendable (Params, Limits) throws(RPCError) -> Command
+
+    init(name: String, changesState: Bool, fields: Fields, body: @escaping @Sendable (Params, Limits) throws(RPCError) -> Command) {
+        self.name = name
+        self.changesState = changesState
+        self.fields = fields
+        self.body = body
+    }
+
+    /// Decodes `params`: its keys checked against `fields` and located, then the decoder.
+    @inline(__always)
+    public func decode(_ params: Params, _ limits: Limits) throws(RPCError) -> Command {
+        try body(try params.reading(fields), limits)
+    }
 
     /// A method the reducer handles.
-    public static func state(_ name: String, _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> StateCommand) -> MethodSpec {
-        MethodSpec(name: name, changesState: true) { p, l throws(RPCError) in .state(try decode(p, l)) }
+    public static func state(_ name: String, fields: Fields = [], _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> StateCommand) -> MethodSpec {
+        MethodSpec(name: name, changesState: true, fields: fields, body: { p, l throws(RPCError) in .state(try decode(p, l)) })
     }
 
     /// A method the server handles.
-    public static func server(_ name: String, _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> ServerCommand) -> MethodSpec {
-        MethodSpec(name: name, changesState: false) { p, l throws(RPCError) in .server(try decode(p, l)) }
+    public static func server(_ name: String, fields: Fields = [], _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> ServerCommand) -> MethodSpec {
+        MethodSpec(name: name, changesState: false, fields: fields, body: { p, l throws(RPCError) in .server(try decode(p, l)) })
     }
 }
 
@@ -104,10 +122,9 @@ public enum Methods {
     public static let all: [MethodSpec] = core + styles + harness
 
     static let core: [MethodSpec] = [
-        .server("ping") { p, _ throws(RPCError) in try p.only([]); return .ping },
-        .server("state.get") { p, _ throws(RPCError) in try p.only([]); return .stateGet },
-        .state("bar.configure") { p, limits throws(RPCError) in
-            try p.only(["items", "selected", "layout", "settings"])
+        .server("ping") { _, _ throws(RPCError) in .ping },
+        .server("state.get") { _, _ throws(RPCError) in .stateGet },
+        .state("bar.configure", fields: ["items", "selected", "layout", "settings"]) { p, limits throws(RPCError) in
             var items: [Item]?
             var badgeGiven: [Bool] = []
             if let list = try p.array("items") {
@@ -130,8 +147,7 @@ public enum Methods {
             return .configure(items: items, badgeGiven: badgeGiven, selected: try p.id("selected", maxLength: limits.maxIDLength),
                               layout: layout, settings: settings)
         },
-        .state("tab.select") { p, limits throws(RPCError) in
-            try p.only(["tab", "index", "if_seq", "source"])
+        .state("tab.select", fields: ["tab", "index", "if_seq", "source"]) { p, limits throws(RPCError) in
             let ref: TabRef
             switch (try p.id("tab", maxLength: limits.maxIDLength), try p.int("index")) {
             case (let t?, nil): ref = .id(t)
@@ -142,17 +158,14 @@ public enum Methods {
             return .select(ref, ifSeq: try p.int("if_seq"),
                            source: try p.choice("source", Source.self, allowed: ["user", "program"]) ?? .user)
         },
-        .state("action.trigger") { p, limits throws(RPCError) in
-            try p.only(["tab", "source"])
+        .state("action.trigger", fields: ["tab", "source"]) { p, limits throws(RPCError) in
             return .actionTrigger(try p.requiredID("tab", maxLength: limits.maxIDLength),
                                   source: try p.choice("source", Source.self, allowed: ["user", "program"]) ?? .user)
         },
-        .state("action.finish") { p, limits throws(RPCError) in
-            try p.only(["tab"])
+        .state("action.finish", fields: ["tab"]) { p, limits throws(RPCError) in
             return .actionFinish(try p.requiredID("tab", maxLength: limits.maxIDLength))
         },
-        .state("badge.set") { p, limits throws(RPCError) in
-            try p.only(["tab", "count", "text", "dot", "hidden"])
+        .state("badge.set", fields: ["tab", "count", "text", "dot", "hidden"]) { p, limits throws(RPCError) in
             let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
             let hidden = try p.bool("hidden")
             if hidden != nil && !["count", "text", "dot"].contains(where: { p.has($0) }) {
@@ -161,12 +174,10 @@ public enum Methods {
             let badge = try Badge.decode(p, limits: limits)
             return .badgeSet(tab, BadgeUpdate(value: badge.map { .set($0) } ?? .remove, hidden: hidden))
         },
-        .state("badge.clear") { p, limits throws(RPCError) in
-            try p.only(["tab"])
+        .state("badge.clear", fields: ["tab"]) { p, limits throws(RPCError) in
             return .badgeClear(try p.requiredID("tab", maxLength: limits.maxIDLength))
         },
-        .state("feedback.set") { p, _ throws(RPCError) in
-            try p.only(["profile", "volume"])
+        .state("feedback.set", fields: ["profile", "volume"]) { p, _ throws(RPCError) in
             let profile = try p.choice("profile", FeedbackProfile.self, allowed: ["full", "quiet", "silent"])
             let volume = try p.double("volume", range: 0...1)
             if profile == nil && volume == nil {
@@ -174,14 +185,12 @@ public enum Methods {
             }
             return .feedbackSet(profile: profile, volume: volume)
         },
-        .server("sound.play") { p, _ throws(RPCError) in
-            try p.only(["name"])
+        .server("sound.play", fields: ["name"]) { p, _ throws(RPCError) in
             return .soundPlay(try p.requiredString("name", maxLength: 256))
         },
-        .server("sound.list") { p, _ throws(RPCError) in try p.only([]); return .soundList },
-        .server("sound.reload") { p, _ throws(RPCError) in try p.only([]); return .soundReload },
-        .server("subscribe") { p, _ throws(RPCError) in
-            try p.only(["topics"])
+        .server("sound.list") { _, _ throws(RPCError) in .soundList },
+        .server("sound.reload") { _, _ throws(RPCError) in .soundReload },
+        .server("subscribe", fields: ["topics"]) { p, _ throws(RPCError) in
             guard let list = try p.array("topics") else { return .subscribe(topics: nil) }
             var topics: [String] = []
             for (k, t) in list.enumerated() {
@@ -192,8 +201,8 @@ public enum Methods {
             }
             return .subscribe(topics: topics)
         },
-        .server("unsubscribe") { p, _ throws(RPCError) in try p.only([]); return .unsubscribe },
-        .server("stats.get") { p, _ throws(RPCError) in try p.only([]); return .statsGet },
+        .server("unsubscribe") { _, _ throws(RPCError) in .unsubscribe },
+        .server("stats.get") { _, _ throws(RPCError) in .statsGet },
     ]
 
     /// The names of all methods, for `hello.features` and docs.

@@ -9,6 +9,8 @@ public struct Params: Sendable {
     /// `JSON`, or `detached`); nil: someone else keeps it.
     public let owner: JSONDocument?
 
+    /// (Inlinable: the server makes one for every request.)
+    @inlinable
     public init(_ value: JSONValue?, prefix: String = "", owner: JSONDocument? = nil) throws(RPCError) {
         self.owner = owner
         if let value, value.kind == .object {
@@ -50,8 +52,18 @@ public struct Params: Sendable {
     /// `self[key]` for a name made at run time.
     public subscript(name name: String) -> JSONValue? { member(name) }
 
+    /// Field `key`'s value: by its slot when the object's fields were read by their
+    /// declaration (`reading`), else by walking the keys.
     @inline(__always)
-    func member<K: FieldName>(_ key: K) -> JSONValue? { key.withBytes { object?.member($0) } }
+    func member<K: FieldName>(_ key: K) -> JSONValue? {
+        guard let object else { return nil }
+        return key.withBytes { name in object.doc.declaredMember(name, of: object.index) ?? Self.walk(object, name) }
+    }
+
+    /// Member `name` of `object`, found by walking its keys (out of line: the readers that
+    /// inline `member` stay small).
+    @inline(never)
+    static func walk(_ object: JSONValue, _ name: UnsafeBufferPointer<UInt8>) -> JSONValue? { object.member(name) }
 
     public func has(_ key: StaticString) -> Bool { self[key] != nil }
 

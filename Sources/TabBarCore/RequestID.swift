@@ -39,6 +39,16 @@ public struct RequestID: Equatable, Sendable, CustomStringConvertible {
         self = text.withUnsafeBufferPointer { RequestID(text: $0) }
     }
 
+    /// No id (a notification's `Request.storedID`): never echoed, never compared.
+    static var absent: RequestID {
+        @inline(__always) get {
+            var r = RequestID(text: UnsafeBufferPointer(start: nil, count: 0))
+            r.count = 0xFF
+            return r
+        }
+    }
+    var isAbsent: Bool { @inline(__always) get { count == 0xFF } }
+
     /// The id of a reply to a line whose id is not known (`null`).
     public static let null = RequestID(.null)
     /// A number id from its JSON literal (`"7"`, `"1e2"`).

@@ -49,39 +49,33 @@ public struct BadgeUpdate: Equatable, Sendable {
 extension Methods {
     /// Touch, highlight, visibility and animation methods.
     static let styles: [MethodSpec] = [
-        .state("touch") { p, _ throws(RPCError) in
-            try p.only(["phase", "x", "y", "touch_id"])
+        .state("touch", fields: ["phase", "x", "y", "touch_id"]) { p, _ throws(RPCError) in
             guard let phase = try p.choice("phase", TouchPhase.self, allowed: TouchPhase.allCases.map(\.rawValue)) else {
                 throw .invalidParams("phase", "Missing field \"phase\" (\"down\", \"up\" or \"cancel\").")
             }
             let x = try p.requiredDouble("x"), y = try p.requiredDouble("y")
             return .touch(phase, x: x, y: y, touchID: try p.int("touch_id", range: 0...Int(1 << 53)))
         },
-        .state("tab.highlight") { p, limits throws(RPCError) in
-            try p.only(["tab", "phase"])
+        .state("tab.highlight", fields: ["tab", "phase"]) { p, limits throws(RPCError) in
             let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
             guard let phase = try p.choice("phase", HighlightPhase.self, allowed: HighlightPhase.allCases.map(\.rawValue)) else {
                 throw .invalidParams("phase", "Missing field \"phase\" (\"begin\", \"end\" or \"cancel\").")
             }
             return .highlight(tab, phase)
         },
-        .state("bar.set_hidden") { p, _ throws(RPCError) in
-            try p.only(["hidden", "reason", "animated"])
+        .state("bar.set_hidden", fields: ["hidden", "reason", "animated"]) { p, _ throws(RPCError) in
             let hidden = try p.requiredBool("hidden")
             let reason = try p.choice("reason", HideReason.self, allowed: HideReason.allCases.map(\.rawValue)) ?? .explicit
             return .setHidden(hidden, reason: reason, animated: try p.bool("animated") ?? false)
         },
-        .state("nav.push") { p, _ throws(RPCError) in
-            try p.only(["hides_bar"])
+        .state("nav.push", fields: ["hides_bar"]) { p, _ throws(RPCError) in
             return .navPush(hidesBar: try p.requiredBool("hides_bar"))
         },
-        .state("nav.pop") { p, _ throws(RPCError) in try p.only([]); return .navPop },
-        .state("scroll") { p, _ throws(RPCError) in
-            try p.only(["dy"])
+        .state("nav.pop") { _, _ throws(RPCError) in .navPop },
+        .state("scroll", fields: ["dy"]) { p, _ throws(RPCError) in
             return .scroll(dy: try p.requiredDouble("dy", range: -1_000_000...1_000_000))
         },
-        .state("animation.begin") { p, limits throws(RPCError) in
-            try p.only(["kind", "tab", "duration_ms"])
+        .state("animation.begin", fields: ["kind", "tab", "duration_ms"]) { p, limits throws(RPCError) in
             let kind = try p.requiredString("kind", maxLength: 64)
             if kind.isEmpty { throw .invalidParams("kind", "Field \"kind\" must not be empty (for example \"bounce\").") }
             guard let ms = try p.int("duration_ms", range: 0...600_000) else {
@@ -89,8 +83,7 @@ extension Methods {
             }
             return .animationBegin(kind: kind, tab: try p.id("tab", maxLength: limits.maxIDLength), durationMs: ms)
         },
-        .state("animation.end") { p, _ throws(RPCError) in
-            try p.only(["animation", "reason"])
+        .state("animation.end", fields: ["animation", "reason"]) { p, _ throws(RPCError) in
             guard let id = try p.int("animation", range: 1...Int(1 << 53)) else {
                 throw .invalidParams("animation", "Missing field \"animation\" (the id animation.begin returned).")
             }
