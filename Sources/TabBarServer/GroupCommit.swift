@@ -23,7 +23,10 @@ extension Server {
         // (Events nobody will encode are only counted: `Outcome.wantsEvents`. No one can
         // subscribe before this group is committed: `subscribe` commits it first.)
         work.outcome.wantsEvents = !clients.subscribers.isEmpty
-        reducer.reduce(command, at: nowMs(), into: &work.outcome)
+        // (The read time is never before a timer's step: lines are read before the loop
+        // turn's timers fire, and those framed after them are stamped then: Clients.swift.)
+        let now = c == nil ? nowMs() : timers.clock.ms(readAt: work.lineReadNs)
+        reducer.reduce(command, at: now, into: &work.outcome)
         if reducer.state.seq == seqBefore && batch.open && !commitBatch() {
             // An answer that changes nothing must not rest on changes that were just undone.
             opening = true
