@@ -17,7 +17,7 @@ extension Server {
             return
         case .line(let l): line = l
         }
-        var request: Request
+        let request: Request
         do throws(Envelope.Rejection) { request = try work.request(in: line) } catch {
             if error.silent {
                 stats.errors += 1
