@@ -8,54 +8,26 @@ import TabBarCore
 /// refused group's not at all, and a client that subscribes must get the events of every
 /// change after its `subscribe` reply.
 @Suite(.serialized) struct UnbuiltEventsTests {
-    final class Rig {
-        let dir: String
-        let server: Server
-        let a: Connection, sub: Connection
-        var fds: [Int32] = []
+    /// `TurnCommitTests`' rig: clients `a` and `b`, and `sub` (not subscribed here unless asked).
+    typealias Rig = TurnCommitTests.Rig
 
-        init() throws {
-            dir = Rigs.tempDir("tabbard-unbuilt")
-            server = try Rigs.server(in: dir)
-            let conns: [Connection]
-            (conns, fds) = Rigs.connections(2)
-            (a, sub) = (conns[0], conns[1])
-        }
-
-        deinit {
-            for fd in fds { close(fd) }
-            server.store.syncNow()
-            _ = system("rm -rf '\(dir)'")
-        }
-
-        func send(_ line: String, from c: Connection) {
-            Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: c) }
-        }
-
-        func lines(_ c: Connection) -> [JSON] {
-            String(decoding: c.out.bytes, as: UTF8.self).split(separator: "\n").map { (try? JSON.parse(String($0))) ?? .null }
-        }
-
-        /// Changes of several methods, one group: 6 events (a touch's down highlights; its up
-        /// ends the highlight and selects).
-        func changes() {
-            send(#"{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{"tab":"chat"}}"#, from: a)
-            send(#"{"jsonrpc":"2.0","id":2,"method":"badge.set","params":{"tab":"me","count":4}}"#, from: a)
-            send(#"{"jsonrpc":"2.0","id":3,"method":"touch","params":{"phase":"down","x":30,"y":20}}"#, from: a)
-            send(#"{"jsonrpc":"2.0","id":4,"method":"touch","params":{"phase":"up","x":30,"y":20}}"#, from: a)
-            send(#"{"jsonrpc":"2.0","id":5,"method":"feedback.set","params":{"volume":0.5}}"#, from: a)
-        }
+    /// Changes of several methods, one group: 6 events (a touch's down highlights; its up
+    /// ends the highlight and selects).
+    static func changes(_ r: Rig) {
+        r.send(#"{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{"tab":"chat"}}"#, from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":2,"method":"badge.set","params":{"tab":"me","count":4}}"#, from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":3,"method":"touch","params":{"phase":"down","x":30,"y":20}}"#, from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":4,"method":"touch","params":{"phase":"up","x":30,"y":20}}"#, from: r.a)
+        r.send(#"{"jsonrpc":"2.0","id":5,"method":"feedback.set","params":{"volume":0.5}}"#, from: r.a)
     }
 
     @Test func eventsNobodyReadsAreCountedAsPublishedOnes() throws {
-        let deaf = try Rig()
-        deaf.changes()
+        let deaf = try Rig(subscribed: false)
+        Self.changes(deaf)
         deaf.server.commitBatch()
 
         let heard = try Rig()
-        heard.sub.subscribed = true
-        heard.server.clients.subscribers.append(heard.sub)
-        heard.changes()
+        Self.changes(heard)
         heard.server.commitBatch()
 
         let published = heard.lines(heard.sub).compactMap { $0["method"]?.stringValue }
@@ -67,12 +39,12 @@ import TabBarCore
     }
 
     @Test func aRefusedGroupsEventsAreNotCounted() throws {
-        let r = try Rig()
+        let r = try Rig(subscribed: false)
         r.server.store.syncNow()
         unlink(r.server.store.journalPath)
         #expect(symlink("/dev/full", r.server.store.journalPath) == 0)
         r.server.store.closeJournalForTests()
-        r.changes()
+        Self.changes(r)
         #expect(!r.server.commitBatch())
         #expect(r.server.stats.events == 0)
     }
@@ -80,7 +52,7 @@ import TabBarCore
     /// A change staged while nobody listened, then a `subscribe` in the same turn (which
     /// commits the group first), then a change: the new subscriber gets the second one's event.
     @Test func aSubscriberGetsEveryChangeAfterItsSubscribeReply() throws {
-        let r = try Rig()
+        let r = try Rig(subscribed: false)
         r.send(#"{"jsonrpc":"2.0","id":1,"method":"tab.select","params":{"tab":"chat"}}"#, from: r.a)
         r.send(#"{"jsonrpc":"2.0","id":9,"method":"subscribe"}"#, from: r.sub)
         r.send(#"{"jsonrpc":"2.0","id":2,"method":"tab.select","params":{"tab":"me"}}"#, from: r.a)
