@@ -168,7 +168,7 @@ public enum Methods {
         .state("badge.set", fields: ["tab", "count", "text", "dot", "hidden"]) { p, limits throws(RPCError) in
             let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
             let hidden = try p.bool("hidden")
-            if hidden != nil && !["count", "text", "dot"].contains(where: { p.has($0) }) {
+            if hidden != nil && !["count", "text", "dot"].contains(where: { p[$0].map { !$0.isNull } ?? false }) {
                 return .badgeSet(tab, BadgeUpdate(value: .keep, hidden: hidden))
             }
             let badge = try Badge.decode(p, limits: limits)

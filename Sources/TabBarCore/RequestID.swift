@@ -27,6 +27,13 @@ public struct RequestID: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// An id of `count` (at most `inlineCapacity`) bytes, held in `words`.
+    @inline(__always)
+    fileprivate init(words: (UInt64, UInt64, UInt64, UInt64), count: Int) {
+        self.words = words
+        self.count = UInt8(count)
+    }
+
     /// The id as a request spells it in JSON (tests and tools): a number keeps its literal,
     /// a string is quoted as replies quote it; other kinds are written as `JSON.write` does.
     public init(_ json: JSON) {
@@ -84,10 +91,11 @@ extension RequestID {
     /// The id of a parsed request's `id` member, when it is a number or a string: a number's
     /// literal and a string that needs no escape are taken as the line spells them (the bytes
     /// an encoder would write); a string with escapes is decoded and written again.
+    @inline(__always)
     init?(_ v: JSONValue) {
         switch v.kind {
         case .number:
-            self.init(inDocument: v.raw)
+            self.init(inDocument: v.numberBytes!)
         case .string:
             let inner = v.inner
             var plain = true
@@ -101,21 +109,16 @@ extension RequestID {
     }
 
     /// `init(text:)` for text in a document, which eight readable bytes follow (the zero
-    /// bytes after a document's text): copied a word at a time.
+    /// bytes after a document's text): the inline words loaded from it directly.
     @inline(__always)
     init(inDocument text: UnsafeBufferPointer<UInt8>) {
         let n = text.count
         guard n <= RequestID.inlineCapacity, let p = text.baseAddress else { self.init(text: text); return }
-        self.init(text: UnsafeBufferPointer(start: nil, count: 0))
-        count = UInt8(n)
-        withUnsafeMutableBytes(of: &words) { out in
-            var k = 0
-            while k < n {
-                var w = UnsafeRawPointer(p + k).loadUnaligned(as: UInt64.self)
-                if n - k < 8 { w &= (1 << (8 * UInt64(n - k))) &- 1 }
-                out.storeBytes(of: w, toByteOffset: k, as: UInt64.self)
-                k += 8
-            }
+        @inline(__always) func word(_ k: Int) -> UInt64 {
+            if n <= k { return 0 }
+            let w = UnsafeRawPointer(p + k).loadUnaligned(as: UInt64.self)
+            return n - k >= 8 ? w : w & ((1 << (8 * UInt64(n - k))) &- 1)
         }
+        self.init(words: (word(0), word(8), word(16), word(24)), count: n)
     }
 }

@@ -50,7 +50,9 @@ extension Badge {
             default: throw .invalidParams(p.name("kind"), "Badge kind must be \"count\", \"text\" or \"dot\".")
             }
         }
-        let given = ["count", "text", "dot"].filter { p.has(name: $0) }
+        // (A field given as null is not given, as every reader reads it: `"count":null`
+        // once reached `p.int("count")!` and stopped the daemon.)
+        let given = ["count", "text", "dot"].filter { p[name: $0].map { !$0.isNull } ?? false }
         guard given.count == 1 else {
             throw .invalidParams(p.name(given.count == 0 ? "count" : given[1]),
                                  "Give exactly one of \"count\" (integer), \"text\" (string) or \"dot\" (true).")

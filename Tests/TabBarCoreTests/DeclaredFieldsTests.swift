@@ -105,6 +105,24 @@ import TabBarTesting
                 "seed \(Self.seed): \(accepted) accepted, \(refusedUnknown) refused as unknown of \(Self.cases)")
     }
 
+    /// A badge's `count`, `text` or `dot` given as null is not given (as every reader reads a
+    /// null): an error, or the other field, or the hidden flag alone — where `"count":null`
+    /// used to reach `p.int("count")!` and stop the daemon (found by the test above).
+    @Test func aNullBadgeFieldIsNotGiven() {
+        func command(_ method: String, _ params: String) -> Result<Command, RPCError> {
+            let line = Array(#"{"id":1,"method":"\#(method)","params":\#(params)}"#.utf8)
+            return Self.declared(line)!
+        }
+        let exactlyOne = RPCError.invalidParams("count", "Give exactly one of \"count\" (integer), \"text\" (string) or \"dot\" (true).")
+        #expect(command("badge.set", #"{"tab":"a","count":null}"#) == .failure(exactlyOne))
+        #expect(command("badge.set", #"{"tab":"a","dot":null,"text":"new"}"#)
+                == .success(.state(.badgeSet("a", BadgeUpdate(value: .set(.text("new")), hidden: nil)))))
+        #expect(command("badge.set", #"{"tab":"a","hidden":true,"count":null}"#)
+                == .success(.state(.badgeSet("a", BadgeUpdate(value: .keep, hidden: true)))))
+        let item = exactlyOne.field == nil ? exactlyOne : RPCError.invalidParams("items[0].badge.count", "Give exactly one of \"count\" (integer), \"text\" (string) or \"dot\" (true).")
+        #expect(command("bar.configure", #"{"items":[{"id":"a","badge":{"count":null}}]}"#) == .failure(item))
+    }
+
     /// A field found by its bytes when a reader names it by another literal than the
     /// declaration's (another address), and a name that is not declared is absent.
     @Test func fieldsAreFoundByTheirBytesToo() throws {
