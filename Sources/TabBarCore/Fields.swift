@@ -17,8 +17,9 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
     /// Fields past this many are found by walking the keys (their slots are not kept).
     static let slotCount = 8
 
-    /// The value's token of each of the first `slotCount` declared fields (0: absent). (A
-    /// tuple: an `InlineArray` in `Params` made every copy of it go through value witnesses.)
+    /// The value's token of each of the first `slotCount` declared fields (0: absent), kept
+    /// in the document's storage with the object they describe. (A tuple: an `InlineArray`
+    /// took the value-witness path when copied.)
     struct Slots: Sendable {
         private var k: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32) = (0, 0, 0, 0, 0, 0, 0, 0)
 

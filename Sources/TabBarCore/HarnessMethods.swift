@@ -8,10 +8,10 @@ extension Methods {
             }
             return .clockAdvance(ms: ms)
         },
-        .server("clock.get") { _, _ throws(RPCError) in .clockGet },
+        .server("clock.get", fields: []) { _, _ throws(RPCError) in .clockGet },
         .server("capture.start", fields: ["path"]) { p, _ throws(RPCError) in
             return .captureStart(path: try p.requiredString("path", maxLength: 4096))
         },
-        .server("capture.stop") { _, _ throws(RPCError) in .captureStop },
+        .server("capture.stop", fields: []) { _, _ throws(RPCError) in .captureStop },
     ]
 }

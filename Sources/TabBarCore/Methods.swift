@@ -86,8 +86,9 @@ public final class MethodSpec: Sendable {
     public let name: String
     /// Whether the method may change the state (its command is a `StateCommand`).
     public let changesState: Bool
-    /// The fields its params accept (none unless declared): any other is refused, naming
-    /// it, before the decoder runs; the decoder's readers find these by their slots.
+    /// The fields its params accept (`[]`: none): any other is refused, naming it, before
+    /// the decoder runs; the decoder's readers find these by their slots. (No default: a
+    /// declaration written the old way, with `p.only` in its decoder, does not compile.)
     public let fields: Fields
     /// The decoder, given the params as `fields` reads them.
     let body: @Sendable (Params, Limits) throws(RPCError) -> Command
@@ -106,12 +107,12 @@ public final class MethodSpec: Sendable {
     }
 
     /// A method the reducer handles.
-    public static func state(_ name: String, fields: Fields = [], _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> StateCommand) -> MethodSpec {
+    public static func state(_ name: String, fields: Fields, _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> StateCommand) -> MethodSpec {
         MethodSpec(name: name, changesState: true, fields: fields, body: { p, l throws(RPCError) in .state(try decode(p, l)) })
     }
 
     /// A method the server handles.
-    public static func server(_ name: String, fields: Fields = [], _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> ServerCommand) -> MethodSpec {
+    public static func server(_ name: String, fields: Fields, _ decode: @escaping @Sendable (Params, Limits) throws(RPCError) -> ServerCommand) -> MethodSpec {
         MethodSpec(name: name, changesState: false, fields: fields, body: { p, l throws(RPCError) in .server(try decode(p, l)) })
     }
 }
@@ -122,8 +123,8 @@ public enum Methods {
     public static let all: [MethodSpec] = core + styles + harness
 
     static let core: [MethodSpec] = [
-        .server("ping") { _, _ throws(RPCError) in .ping },
-        .server("state.get") { _, _ throws(RPCError) in .stateGet },
+        .server("ping", fields: []) { _, _ throws(RPCError) in .ping },
+        .server("state.get", fields: []) { _, _ throws(RPCError) in .stateGet },
         .state("bar.configure", fields: ["items", "selected", "layout", "settings"]) { p, limits throws(RPCError) in
             var items: [Item]?
             var badgeGiven: [Bool] = []
@@ -188,8 +189,8 @@ public enum Methods {
         .server("sound.play", fields: ["name"]) { p, _ throws(RPCError) in
             return .soundPlay(try p.requiredString("name", maxLength: 256))
         },
-        .server("sound.list") { _, _ throws(RPCError) in .soundList },
-        .server("sound.reload") { _, _ throws(RPCError) in .soundReload },
+        .server("sound.list", fields: []) { _, _ throws(RPCError) in .soundList },
+        .server("sound.reload", fields: []) { _, _ throws(RPCError) in .soundReload },
         .server("subscribe", fields: ["topics"]) { p, _ throws(RPCError) in
             guard let list = try p.array("topics") else { return .subscribe(topics: nil) }
             var topics: [String] = []
@@ -201,8 +202,8 @@ public enum Methods {
             }
             return .subscribe(topics: topics)
         },
-        .server("unsubscribe") { _, _ throws(RPCError) in .unsubscribe },
-        .server("stats.get") { _, _ throws(RPCError) in .statsGet },
+        .server("unsubscribe", fields: []) { _, _ throws(RPCError) in .unsubscribe },
+        .server("stats.get", fields: []) { _, _ throws(RPCError) in .statsGet },
     ]
 
     /// The names of all methods, for `hello.features` and docs.

@@ -71,7 +71,7 @@ extension Methods {
         .state("nav.push", fields: ["hides_bar"]) { p, _ throws(RPCError) in
             return .navPush(hidesBar: try p.requiredBool("hides_bar"))
         },
-        .state("nav.pop") { _, _ throws(RPCError) in .navPop },
+        .state("nav.pop", fields: []) { _, _ throws(RPCError) in .navPop },
         .state("scroll", fields: ["dy"]) { p, _ throws(RPCError) in
             return .scroll(dy: try p.requiredDouble("dy", range: -1_000_000...1_000_000))
         },
