@@ -27,23 +27,34 @@ extension Server {
             return
         }
         let id = request.id
-        let (method, given, methodIndex) = (request.method, request.params, request.methodIndex)
         if case .none = id { stats.notifications += 1 } else { stats.requests += 1 }
-        // (Its declaration is used in place: a copy retained and released its name and decoder.)
-        guard let index = methodIndex ?? Methods.all.firstIndex(where: { $0.name == method }) else {
-            return answer(id: id, .failure(.methodNotFound(method)), to: c)
+        // (The method's name is read only when the envelope did not find it in the table:
+        // a copy of it is a reference counted and released.)
+        let index: Int
+        if let known = request.methodIndex {
+            index = known
+        } else {
+            let method = request.method
+            guard let k = work.methods.firstIndex(where: { $0.name == method }) else {
+                return answer(id: id, .failure(.methodNotFound(method)), to: c)
+            }
+            index = k
         }
+        let given = request.params
         // bar.configure {"initial":true}: InitialBar.swift
-        let params = initialBarParams(methodIndex, method, given) ?? given
+        let params = initialBarParams(index, given) ?? given
         let command: Command
         do {
-            command = try work.methods[index].decode(try Params(params), reducer.limits)
+            // (Its declaration is used in place, without a reference count: the table lives
+            // as long as the process. A copy retained and released its name and decoder.)
+            unowned(unsafe) let spec = work.methods[index]
+            command = try spec.decode(try Params(params), reducer.limits)
         } catch {
             return answer(id: id, .failure(error), to: c)
         }
         switch command {
         case .state(let cmd):
-            apply(cmd, method: work.methodName(methodIndex, method), params: params, id: id, from: c)
+            apply(cmd, method: index, params: params, id: id, from: c)
         case .server(let cmd):
             // They read state or stats: let them see only changes that are in the journal.
             commitBatch()

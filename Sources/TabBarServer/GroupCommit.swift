@@ -14,7 +14,10 @@ extension Server {
     /// records instead), its events and its reply; `commitBatch` writes it at the end of
     /// the loop turn for a client's request (`flushDirty`), at once for a timer's (`c` nil).
     /// A command that changes nothing is answered at once, after what is staged.
-    func apply(_ command: StateCommand, method: QuotedText, params: JSONValue?, id: consuming RequestID?, from c: Connection?) {
+    /// `method` is the method's index in `Methods.all` (nil: a timer's `timer.fired`); its
+    /// quoted name is taken only for a journal line that records the params as given (a
+    /// copy of it passed in was a reference counted and released for every request).
+    func apply(_ command: StateCommand, method: Int?, params: JSONValue?, id: consuming RequestID?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
         var opening = !batch.open
@@ -45,7 +48,8 @@ extension Server {
             if let entry = work.outcome.takeJournal() {  // (moved, not copied)
                 Persistence.journalLine(seq: seq, entry, into: &line)
             } else {
-                Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
+                Persistence.journalLine(seq: seq, method: method.map { work.methodNames[$0] } ?? QuotedText("timer.fired"),
+                                        params: params?.raw, into: &line)
             }
         }
         // (Moved, not copied: the outcome is reset for the next command.)

@@ -8,10 +8,10 @@ extension Server {
     /// nil (the request's own `params`), unless it is a `bar.configure` whose params are
     /// `{"initial": true}`: then the configured bar's, read into the workspace (`Workspace.initialParams`).
     @inline(__always)
-    func initialBarParams(_ methodIndex: Int?, _ method: String, _ params: JSONValue?) -> JSONValue? {
-        // (By its index in the method table when the envelope found it there: no string compare
-        // per request, and no call for any other method.)
-        guard methodIndex.map({ $0 == work.barConfigure }) ?? (method == "bar.configure") else { return nil }
+    func initialBarParams(_ methodIndex: Int, _ params: JSONValue?) -> JSONValue? {
+        // (By its index in the method table: no string compare per request, and no call for
+        // any other method.)
+        guard methodIndex == work.barConfigure else { return nil }
         return initialBarParams(given: params)
     }
 

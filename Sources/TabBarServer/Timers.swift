@@ -94,7 +94,7 @@ extension Server {
 
     func fire(_ key: TimerKey) {
         timers.cancel(key)
-        apply(.timerFired(key), method: QuotedText("timer.fired"), params: nil, id: nil, from: nil)
+        apply(.timerFired(key), method: nil, params: nil, id: nil, from: nil)
     }
 
     /// `clock.advance {ms}`: moves the manual clock by `ms`, stopping at each timer that

@@ -24,13 +24,6 @@ final class Workspace {
     /// `bar.configure`'s index in `Methods.all` (`Server.initialBarParams`).
     let barConfigure = Methods.all.firstIndex { $0.name == "bar.configure" }
 
-    /// A request's method name, quoted: a known one (its `methodIndex`) from `methodNames`.
-    @inline(__always)
-    func methodName(_ index: Int?, _ name: String) -> QuotedText {
-        if let index { return methodNames[index] }
-        return QuotedText(name)
-    }
-
     deinit { scratch.free() }
 
     /// Reads `line`'s envelope in place (`Envelope.read`); valid until the next line.
