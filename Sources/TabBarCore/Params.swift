@@ -22,16 +22,20 @@ public struct Params: Sendable {
     }
 
     /// A request's own params (no prefix; the document is kept alive by whoever read the
-    /// line). (Inlinable: the server makes one for every request.)
-    @inlinable @inline(__always)
+    /// line).
     public init(_ value: JSONValue?) throws(RPCError) {
+        guard let value, !value.isNull else { self.init(request: nil); return }
+        guard value.kind == .object else { throw Params.notAnObject(value, prefix: "") }
+        self.init(request: value)
+    }
+
+    /// The params of a request as the envelope read them (`Request.params`: an object or
+    /// nil, never anything else): nothing to check. (Inlinable: the server makes one for
+    /// every request, and as a trivial value it is then neither counted nor destroyed.)
+    @inlinable @inline(__always)
+    public init(request value: JSONValue?) {
         context = nil
-        if let value, value.kind != .object {
-            guard value.isNull else { throw Params.notAnObject(value, prefix: "") }
-            object = nil
-        } else {
-            object = value
-        }
+        object = value
     }
 
     public init(_ value: JSONValue?, prefix: String = "", owner: JSONDocument? = nil) throws(RPCError) {
@@ -46,7 +50,7 @@ public struct Params: Sendable {
     }
 
     /// The refusal of params that are not an object.
-    @usableFromInline @inline(never)
+    @inline(never)
     static func notAnObject(_ value: JSONValue, prefix: String) -> RPCError {
         .invalidParams(prefix.isEmpty ? "params" : prefix, "\(prefix.isEmpty ? "params" : prefix) must be an object, not \(value.typeName).")
     }

@@ -43,14 +43,17 @@ extension Server {
         let given = request.params
         // bar.configure {"initial":true}: InitialBar.swift
         let params = initialBarParams(index, given) ?? given
+        // (Its declaration is borrowed from the table without a reference count — the table
+        // lives as long as the process; a copy retained and released it. The params as the
+        // envelope read them are a trivial value: nothing to check, count or destroy.)
+        let p = Params(request: params), limits = reducer.limits
+        let decoded = work.specs[index]._withUnsafeGuaranteedRef { spec in
+            Result { () throws(RPCError) in try spec.decode(p, limits) }
+        }
         let command: Command
-        do {
-            // (Its declaration is used in place, without a reference count: the table lives
-            // as long as the process. A copy retained and released its name and decoder.)
-            unowned(unsafe) let spec = work.methods[index]
-            command = try spec.decode(try Params(params), reducer.limits)
-        } catch {
-            return answer(id: id, .failure(error), to: c)
+        switch consume decoded {
+        case .success(let made): command = made
+        case .failure(let error): return answer(id: id, .failure(error), to: c)
         }
         switch command {
         case .state(let cmd):

@@ -19,6 +19,8 @@ final class Workspace {
     var outcome = Outcome(reply: .success(.none))
     /// `Methods.all`, held here: reading the global costs its lazy initialiser's check.
     let methods = Methods.all
+    /// The same, for use without a reference count (`Server.handle`): `Methods.all` keeps them.
+    let specs = Methods.all.map { Unmanaged.passUnretained($0) }
     /// Every method's name as its journal lines write it, by its index in `Methods.all`.
     let methodNames = Methods.all.map { QuotedText($0.name) }
     /// `bar.configure`'s index in `Methods.all` (`Server.initialBarParams`).
