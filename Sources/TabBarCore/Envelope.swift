@@ -9,40 +9,76 @@ public struct Request: Sendable {
     /// optimizer made every request in a temporary and copied it out through the value
     /// witnesses, some 150 instructions a request.)
     let storedID: RequestID
-    public var method: String
     /// The params object as the line holds it (nil: none, or `null`).
     public var params: JSONValue?
+    /// Where the method is in `Methods.all` (-1: the envelope did not find it there; its
+    /// name is then in `extra`).
+    let storedIndex: Int
+    /// What a request as the server reads it does not have: the name of a method not found
+    /// in the table, the document that keeps `params` alive. (Nil for a known method read
+    /// by the server, so that a request holds no `String` or document: it is destroyed with
+    /// two tests, not three releases through its value witness. A `let`, as `storedID`.)
+    let extra: Extra?
+
+    final class Extra: Sendable {
+        let name: String
+        let owner: JSONDocument?
+        init(name: String, owner: JSONDocument?) { self.name = name; self.owner = owner }
+    }
+
+    /// The method's name: a known one is the table's own string.
+    public var method: String { storedIndex >= 0 ? Methods.all[storedIndex].name : extra?.name ?? "" }
+    /// Where `method` is in `Methods.all`, when the envelope found it there.
+    public var methodIndex: Int? { @inline(__always) get { storedIndex >= 0 ? storedIndex : nil } }
     /// The document `params` is in, when the request keeps it alive itself; nil: someone
     /// else does (the server's reused document).
-    public var owner: JSONDocument?
-    /// Where `method` is in `Methods.all`, when the envelope found it there.
-    public var methodIndex: Int?
+    public var owner: JSONDocument? { extra?.owner }
+
+    /// The same request, keeping `doc` (the document its params are in) alive.
+    public func owned(by doc: JSONDocument) -> Request {
+        Request(storedID: storedID, params: params, storedIndex: storedIndex, extra: Extra(name: method, owner: doc))
+    }
+
+    private init(storedID: RequestID, params: JSONValue?, storedIndex: Int, extra: Extra?) {
+        self.storedID = storedID
+        self.params = params
+        self.storedIndex = storedIndex
+        self.extra = extra
+    }
 
     public init(id: RequestID?, method: String, params: JSONValue?, owner: JSONDocument? = nil) {
         storedID = id ?? .absent
-        self.method = method
+        storedIndex = -1
         self.params = params
-        self.owner = owner
+        extra = Extra(name: method, owner: owner)
     }
 
-    /// A request as the envelope reads it (made in one piece: no copy to set `methodIndex`).
+    /// A request as the envelope reads it (made in one piece): a method found in the table
+    /// by its index, any other by its name.
     @inline(__always)
-    init(id: RequestID?, method: String, params: JSONValue?, methodIndex: Int?) {
+    init(id: RequestID?, known: Int?, name: @autoclosure () -> String, params: JSONValue?) {
         storedID = id ?? .absent
-        self.method = method
         self.params = params
-        self.methodIndex = methodIndex
+        if let known {
+            storedIndex = known
+            extra = nil
+        } else {
+            storedIndex = -1
+            extra = Extra(name: name(), owner: nil)
+        }
     }
 
     /// A request from a `JSON` params value (tests and tools).
     public init(id: RequestID?, method: String, params: JSON? = nil) {
         storedID = id ?? .absent
-        self.method = method
+        storedIndex = -1
+        var owner: JSONDocument?
         if let params, params != .null {
             let doc = JSONDocument(params)
             self.params = doc.root
             owner = doc
         }
+        extra = Extra(name: method, owner: owner)
     }
 }
 
@@ -80,7 +116,7 @@ public enum Envelope {
     /// `decode` into a document of its own.
     public static func decode(_ line: UnsafeBufferPointer<UInt8>, maxDepth: Int = JSON.defaultMaxDepth) -> Result<Request, Rejection> {
         let doc = JSONDocument()
-        return decode(line, into: doc, maxDepth: maxDepth).map { var r = $0; r.owner = doc; return r }
+        return decode(line, into: doc, maxDepth: maxDepth).map { $0.owned(by: doc) }
     }
 
     /// The envelope of a parsed request object.
@@ -131,11 +167,11 @@ public enum Envelope {
         guard members.method >= 0 else {
             throw Rejection(id: id ?? .null, error: .invalidRequest("The request has no \"method\"."), silent: false)
         }
-        // A known name is the table's own string (no string made per request).
+        // A known name is its index in the table (no string made per request).
         let method = JSONValue(doc, members.method)
         let known = members.known >= -1 ? (members.known >= 0 ? members.known : nil)
             : method.kind == .string ? Methods.index(named: method.inner) : nil
-        guard let name = known.map({ Methods.all[$0].name }) ?? method.stringValue else {
+        guard known != nil || method.isString else {
             throw Rejection(id: id ?? .null, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)."), silent: false)
         }
         var params: JSONValue?
@@ -148,13 +184,13 @@ public enum Envelope {
                 throw Rejection(id: id ?? .null, error: .invalidParams("params", "\"params\" must be an object, not \(p.typeName)."), silent: id == nil)
             }
         }
-        return Request(id: id, method: name, params: params, methodIndex: known)
+        return Request(id: id, known: known, name: method.stringValue!, params: params)
     }
 
     /// The envelope of a `JSON` request (tests and tools).
     public static func decode(_ json: JSON) -> Result<Request, Rejection> {
         let doc = JSONDocument(json)
-        return decode(doc.root).map { var r = $0; r.owner = doc; return r }
+        return decode(doc.root).map { $0.owned(by: doc) }
     }
 }
 

@@ -15,7 +15,7 @@ import TabBarTesting
         do { try doc.parse(line, maxDepth: maxDepth) } catch {
             return .failure(Envelope.Rejection(id: .null, error: .parseError(error.description), silent: false))
         }
-        return Envelope.decode(doc.root).map { var r = $0; r.owner = doc; return r }
+        return Envelope.decode(doc.root).map { $0.owned(by: doc) }
     }
 
     /// nil when both ways agree; else what differs.
