@@ -136,7 +136,7 @@ extension JSONDocument.Parser {
                     emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
                     i = end
                 } else if slot == 2 && c == UInt8(ascii: "{") && m.known >= 0,
-                          let end = try declaredParams(p, n, j, Methods.all[m.known].fields.entries, maxDepth: maxDepth, &tokens, &capacity, &count, s) {
+                          let end = try declaredParams(p, n, j, MethodNames.shared.fields[m.known], maxDepth: maxDepth, &tokens, &capacity, &count, s) {
                     i = end
                 } else {
                     count = at  // (what `declaredParams` read of a refused object)

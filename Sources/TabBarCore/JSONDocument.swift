@@ -104,7 +104,7 @@ public final class JSONDocument: @unchecked Sendable {
             old.deallocate()
         }
         let base = s.pointee.bytes.baseAddress!
-        if let src = text.baseAddress, text.count > 0 { base.update(from: src, count: text.count) }
+        if let src = text.baseAddress, text.count > 0 { UnsafeMutableRawPointer(base).copyMemory(from: src, byteCount: text.count) }
         (base + text.count).update(repeating: 0, count: Parser.padding)
         s.pointee.count = text.count
         s.pointee.tokenCount = 0

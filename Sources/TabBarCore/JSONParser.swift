@@ -124,7 +124,7 @@ extension JSONDocument {
                          _ s: UnsafeMutablePointer<Storage>) {
             if count == capacity { (tokens, capacity) = grow(s) }
             tokens[count] = t
-            count += 1
+            count &+= 1
         }
 
         /// Doubles the tape's storage (its first `tokenCapacity` tokens kept).
