@@ -89,6 +89,8 @@ extension JSONDocument.Parser {
                                 _ s: UnsafeMutablePointer<JSONDocument.Storage>) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
         var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0, otherCount = 0
         var m = JSONDocument.EnvelopeMembers()
+        // The fields of the method `m.known` names (looked up with its name).
+        var knownFields: Fields.Entries?
         var i = i
         if p[i] == UInt8(ascii: "}") {
             i &+= 1
@@ -135,8 +137,8 @@ extension JSONDocument.Parser {
                     let end = try number(p, j)
                     emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
                     i = end
-                } else if slot == 2 && c == UInt8(ascii: "{") && m.known >= 0,
-                          let end = try declaredParams(p, n, j, MethodNames.shared.fields[m.known], maxDepth: maxDepth, &tokens, &capacity, &count, s) {
+                } else if slot == 2 && c == UInt8(ascii: "{"), let fields = knownFields,
+                          let end = try declaredParams(p, n, j, fields, maxDepth: maxDepth, &tokens, &capacity, &count, s) {
                     i = end
                 } else {
                     count = at  // (what `declaredParams` read of a refused object)
@@ -145,7 +147,13 @@ extension JSONDocument.Parser {
                 if slot == 1 && m.method < 0 {
                     // The method's name, looked up once (its params, when they follow, are read by its fields).
                     let t = tokens[at]
-                    m.known = t.kind == .string ? Methods.index(named: UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end - t.start))) ?? -1 : -2
+                    if t.kind == .string {
+                        let names = MethodNames.shared  // (read once: a lazy global's check per read)
+                        m.known = names.index(of: UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end &- t.start)))
+                        if m.known >= 0 { knownFields = names.fields[m.known] }
+                    } else {
+                        m.known = -2
+                    }
                 }
                 switch slot {
                 case 0: if m.id >= 0 { return nil }; m.id = at
