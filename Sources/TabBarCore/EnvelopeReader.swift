@@ -39,6 +39,7 @@ extension JSONDocument.Parser {
 
     /// The members of the object `s`'s text holds; nil if it is not an object or is refused
     /// (then `Parser.parse` says which, and why).
+    @inline(__always)
     static func envelope(_ s: UnsafeMutablePointer<JSONDocument.Storage>, maxDepth: Int) -> JSONDocument.EnvelopeMembers? {
         do { return try readEnvelope(s, maxDepth: maxDepth) } catch { return nil }
     }
@@ -51,6 +52,7 @@ extension JSONDocument.Parser {
     /// (more: the whole line is parsed and read as `Envelope.read(_: JSONValue)` reads it).
     static let otherKeys = 16
 
+    @inline(__always)
     private static func readEnvelope(_ s: UnsafeMutablePointer<JSONDocument.Storage>, maxDepth: Int) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
         let p = UnsafePointer(s.pointee.bytes.baseAddress!), n = s.pointee.count
         if n > Int(Int32.max) - padding || maxDepth < 1 { return nil }
