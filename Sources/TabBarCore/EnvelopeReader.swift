@@ -18,6 +18,7 @@ extension JSONDocument {
 
     /// Reads `text` (a copy is kept, as `parse` keeps it) as a request's envelope. nil: the
     /// text is valid JSON but not an object, parsed in full (`root`).
+    @inline(__always)
     func readEnvelope(_ text: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> EnvelopeMembers? {
         load(text)
         if let members = Parser.envelope(s, maxDepth: maxDepth) { return members }
