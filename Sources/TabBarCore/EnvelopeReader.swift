@@ -18,6 +18,7 @@ extension JSONDocument {
 
     /// Reads `text` (a copy is kept, as `parse` keeps it) as a request's envelope. nil: the
     /// text is valid JSON but not an object, parsed in full (`root`).
+    @inline(__always)
     func readEnvelope(_ text: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> EnvelopeMembers? {
         load(text)
         if let members = Parser.envelope(s, maxDepth: maxDepth) { return members }
@@ -39,6 +40,7 @@ extension JSONDocument.Parser {
 
     /// The members of the object `s`'s text holds; nil if it is not an object or is refused
     /// (then `Parser.parse` says which, and why).
+    @inline(__always)
     static func envelope(_ s: UnsafeMutablePointer<JSONDocument.Storage>, maxDepth: Int) -> JSONDocument.EnvelopeMembers? {
         do { return try readEnvelope(s, maxDepth: maxDepth) } catch { return nil }
     }
@@ -51,46 +53,69 @@ extension JSONDocument.Parser {
     /// (more: the whole line is parsed and read as `Envelope.read(_: JSONValue)` reads it).
     static let otherKeys = 16
 
+    @inline(__always)
     private static func readEnvelope(_ s: UnsafeMutablePointer<JSONDocument.Storage>, maxDepth: Int) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
         let p = UnsafePointer(s.pointee.bytes.baseAddress!), n = s.pointee.count
         if n > Int(Int32.max) - padding || maxDepth < 1 { return nil }
         let i = skipSpace(p, 0)
         guard p[i] == UInt8(ascii: "{") else { return nil }
-        return try withUnsafeTemporaryAllocation(of: (start: Int, end: Int, kind: Token.Kind).self, capacity: otherKeys) {
-            others throws(JSONParseError) in try members(p, n, skipSpace(p, i + 1), maxDepth: maxDepth, others, s)
+        // Read first with no room for other keys (most envelopes have none); a line with
+        // one is read again from its start with room for them.
+        var others = false
+        if let m = try members(p, n, skipSpace(p, i &+ 1), maxDepth: maxDepth, nil, &others, s) { return m }
+        if !others { return nil }
+        s.pointee.slotObject = -1
+        return try readWithOthers(p, n, skipSpace(p, i &+ 1), maxDepth: maxDepth, s)
+    }
+
+    /// `members` with room for `otherKeys` other keys (out of line: the common read has none).
+    @inline(never)
+    private static func readWithOthers(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int, maxDepth: Int,
+                                       _ s: UnsafeMutablePointer<JSONDocument.Storage>) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
+        try withUnsafeTemporaryAllocation(of: (start: Int, end: Int, kind: Token.Kind).self, capacity: otherKeys) {
+            others throws(JSONParseError) in
+            var needed = false
+            return try members(p, n, i, maxDepth: maxDepth, others, &needed, s)
         }
     }
 
     /// The members of the object whose first member (or end) is at `i`. `others` holds the
     /// keys other than the four (their raw bytes' start and end, whether escaped), compared
-    /// when a duplicate is possible.
+    /// when a duplicate is possible; without it (nil), a key other than the four stops the
+    /// read: nil, with `needsOthers` set.
+    ///
+    /// (Indices move with wrapping arithmetic: the text is shorter than 2^31 bytes.)
     @inline(__always)
     private static func members(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int, maxDepth: Int,
-                                _ others: UnsafeMutableBufferPointer<(start: Int, end: Int, kind: Token.Kind)>,
+                                _ others: UnsafeMutableBufferPointer<(start: Int, end: Int, kind: Token.Kind)>?,
+                                _ needsOthers: inout Bool,
                                 _ s: UnsafeMutablePointer<JSONDocument.Storage>) throws(JSONParseError) -> JSONDocument.EnvelopeMembers? {
         var tokens = s.pointee.tokens, capacity = s.pointee.tokenCapacity, count = 0, otherCount = 0
         var m = JSONDocument.EnvelopeMembers()
+        // The fields of the method `m.known` names (looked up with its name).
+        var knownFields: Fields.Entries?
         var i = i
         if p[i] == UInt8(ascii: "}") {
-            i += 1
+            i &+= 1
         } else {
             while true {
                 guard p[i] == UInt8(ascii: "\"") else { return nil }
                 // Which of the four (or none) the key names: the four, with their closing
                 // quote, are told by one word (eight bytes can be read: zero bytes follow
                 // the text); any other key is scanned, and one with escapes decoded.
-                let start = i + 1, w = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self)
+                let start = i &+ 1, w = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self)
                 var slot = -1, end: Int, kind = Token.Kind.string
-                if w & 0xFF_FFFF == idQ { slot = 0; end = start + 2 }
-                else if w & 0xFF_FFFF_FFFF_FFFF == methodQ { slot = 1; end = start + 6 }
-                else if w & 0xFF_FFFF_FFFF_FFFF == paramsQ { slot = 2; end = start + 6 }
-                else if w == jsonrpcQ { slot = 3; end = start + 7 }
+                if w & 0xFF_FFFF == idQ { slot = 0; end = start &+ 2 }
+                else if w & 0xFF_FFFF_FFFF_FFFF == methodQ { slot = 1; end = start &+ 6 }
+                else if w & 0xFF_FFFF_FFFF_FFFF == paramsQ { slot = 2; end = start &+ 6 }
+                else if w == jsonrpcQ { slot = 3; end = start &+ 7 }
                 else {
                     (end, kind) = try string(p, n, start)
                     if kind == .escapedString { slot = escapedSlot(UnsafeBufferPointer(start: p + start, count: end - start)) }
                 }
-                let length = end - start
+                let length = end &- start
                 if slot < 0 {
+                    guard let others else { needsOthers = true; return nil }
                     // A duplicate of an earlier other key (the four are told apart by their slots).
                     if otherCount == otherKeys { return nil }
                     for o in others[0..<otherCount] where kind == .string && o.kind == .string
@@ -99,24 +124,24 @@ extension JSONDocument.Parser {
                         return nil
                     }
                     others[otherCount] = (start, end, kind)
-                    otherCount += 1
+                    otherCount &+= 1
                 }
-                var j = skipSpace(p, end + 1)
+                var j = skipSpace(p, end &+ 1)
                 guard p[j] == UInt8(ascii: ":") else { return nil }
-                j = skipSpace(p, j + 1)
+                j = skipSpace(p, j &+ 1)
                 let at = count
                 // A string or a number here (the envelope's own values), anything else by the parser.
                 let c = p[j]
                 if c == UInt8(ascii: "\"") {
-                    let (end, kind) = try string(p, n, j + 1)
-                    emit(Token(kind: kind, start: i32(j + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
-                    i = end + 1
+                    let (end, kind) = try string(p, n, j &+ 1)
+                    emit(Token(kind: kind, start: i32(j &+ 1), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end &+ 1
                 } else if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
                     let end = try number(p, j)
-                    emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
                     i = end
-                } else if slot == 2 && c == UInt8(ascii: "{") && m.known >= 0,
-                          let end = try declaredParams(p, n, j, Methods.all[m.known].fields.entries, maxDepth: maxDepth, &tokens, &capacity, &count, s) {
+                } else if slot == 2 && c == UInt8(ascii: "{"), let fields = knownFields,
+                          let end = try declaredParams(p, n, j, fields, maxDepth: maxDepth, &tokens, &capacity, &count, s) {
                     i = end
                 } else {
                     count = at  // (what `declaredParams` read of a refused object)
@@ -125,7 +150,13 @@ extension JSONDocument.Parser {
                 if slot == 1 && m.method < 0 {
                     // The method's name, looked up once (its params, when they follow, are read by its fields).
                     let t = tokens[at]
-                    m.known = t.kind == .string ? Methods.index(named: UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end - t.start))) ?? -1 : -2
+                    if t.kind == .string {
+                        let names = MethodNames.shared  // (read once: a lazy global's check per read)
+                        m.known = names.index(of: UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end &- t.start)))
+                        if m.known >= 0 { knownFields = names.fields[m.known] }
+                    } else {
+                        m.known = -2
+                    }
                 }
                 switch slot {
                 case 0: if m.id >= 0 { return nil }; m.id = at
@@ -135,9 +166,9 @@ extension JSONDocument.Parser {
                 default: break
                 }
                 i = skipSpace(p, i)
-                if p[i] == UInt8(ascii: ",") { i = skipSpace(p, i + 1); continue }
+                if p[i] == UInt8(ascii: ",") { i = skipSpace(p, i &+ 1); continue }
                 guard p[i] == UInt8(ascii: "}") else { return nil }
-                i += 1
+                i &+= 1
                 break
             }
         }
@@ -161,43 +192,44 @@ extension JSONDocument.Parser {
         if maxDepth < 2 { return nil }
         let object = count
         emit(Token(kind: .object, start: i32(j), end: 0, next: 0, count: 0), &tokens, &capacity, &count, s)
-        var slots = Fields.Slots(), members = 0
-        var i = skipSpace(p, j + 1)
+        let slots = s.pointee.slots
+        Fields.clearSlots(slots)
+        var members = 0
+        var i = skipSpace(p, j &+ 1)
         if p[i] != UInt8(ascii: "}") {
             while true {
                 guard p[i] == UInt8(ascii: "\"") else { return nil }
-                let start = i + 1
+                let start = i &+ 1
                 let (end, kind) = try string(p, n, start)
-                guard kind == .string, case let f = fields.match(p + start, end - start), f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
-                emit(Token(kind: .string, start: i32(start), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
-                var v = skipSpace(p, end + 1)
+                guard kind == .string, case let f = fields.match(p + start, end &- start), f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
+                emit(Token(kind: .string, start: i32(start), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
+                var v = skipSpace(p, end &+ 1)
                 guard p[v] == UInt8(ascii: ":") else { return nil }
-                v = skipSpace(p, v + 1)
+                v = skipSpace(p, v &+ 1)
                 slots[f] = i32(count)
                 let c = p[v]
                 if c == UInt8(ascii: "\"") {
-                    let (end, kind) = try string(p, n, v + 1)
-                    emit(Token(kind: kind, start: i32(v + 1), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
-                    i = end + 1
+                    let (end, kind) = try string(p, n, v &+ 1)
+                    emit(Token(kind: kind, start: i32(v &+ 1), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end &+ 1
                 } else if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
                     let end = try number(p, v)
-                    emit(Token(kind: .number, start: i32(v), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    emit(Token(kind: .number, start: i32(v), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
                     i = end
                 } else {
                     i = try value(p, n, v, depth: 2, maxDepth: maxDepth, &tokens, &capacity, &count, s)
                 }
-                members += 1
+                members &+= 1
                 i = skipSpace(p, i)
-                if p[i] == UInt8(ascii: ",") { i = skipSpace(p, i + 1); continue }
+                if p[i] == UInt8(ascii: ",") { i = skipSpace(p, i &+ 1); continue }
                 guard p[i] == UInt8(ascii: "}") else { return nil }
                 break
             }
         }
-        i += 1
+        i &+= 1
         tokens[object].end = i32(i)
         tokens[object].next = i32(count)
         tokens[object].count = i32(members)
-        s.pointee.slots = slots
         s.pointee.slotFields = fields
         s.pointee.slotObject = object
         return i

@@ -17,17 +17,10 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
     /// Fields past this many are found by walking the keys (their slots are not kept).
     static let slotCount = 8
 
-    /// The value's token of each of the first `slotCount` declared fields (0: absent), kept
-    /// in the document's storage with the object they describe. (A tuple: an `InlineArray`
-    /// took the value-witness path when copied.)
-    struct Slots: Sendable {
-        private var k: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32) = (0, 0, 0, 0, 0, 0, 0, 0)
-
-        @inline(__always)
-        subscript(j: Int) -> Int32 {
-            get { withUnsafeBytes(of: k) { $0.load(fromByteOffset: 4 * j, as: Int32.self) } }
-            set { withUnsafeMutableBytes(of: &k) { $0.storeBytes(of: newValue, toByteOffset: 4 * j, as: Int32.self) } }
-        }
+    /// Empties the `slotCount` slots at `slots` (the document's storage's).
+    @inline(__always)
+    static func clearSlots(_ slots: UnsafeMutablePointer<Int32>) {
+        UnsafeMutableRawPointer(slots).storeBytes(of: (UInt64(0), UInt64(0), UInt64(0), UInt64(0)), as: (UInt64, UInt64, UInt64, UInt64).self)
     }
 
     /// A name's bytes, its length and its first eight bytes as a little-endian word (zero past its end).
@@ -150,7 +143,8 @@ extension Params {
         // (Read already, as the envelope read the line: `declaredParams`.)
         if s.pointee.slotObject == object.index && s.pointee.slotFields?.base == fields.entries.base { return self }
         s.pointee.slotObject = -1
-        var slots = Fields.Slots()
+        let slots = s.pointee.slots
+        Fields.clearSlots(slots)
         let tokens = object.doc.tokens, text = UnsafePointer(object.doc.bytes.baseAddress!)
         var k = object.index + 1, left = Int(tokens[object.index].count)
         while left > 0 {
@@ -162,7 +156,6 @@ extension Params {
             k = Int(tokens[k + 1].next)
             left -= 1
         }
-        s.pointee.slots = slots
         s.pointee.slotFields = fields.entries
         s.pointee.slotObject = object.index
         return self

@@ -35,7 +35,9 @@ public final class JSONDocument: @unchecked Sendable {
         /// their declaration.
         var slotObject = -1
         var slotFields: Fields.Entries?
-        var slots = Fields.Slots()
+        /// The value's token of each of the first `Fields.slotCount` declared fields (0:
+        /// absent), read and written in place (no copy of them on the stack).
+        let slots: UnsafeMutablePointer<Int32>
     }
     let s: UnsafeMutablePointer<Storage>
 
@@ -46,7 +48,8 @@ public final class JSONDocument: @unchecked Sendable {
 
     public init() {
         s = .allocate(capacity: 1)
-        s.initialize(to: Storage(bytes: .allocate(capacity: 256), tokens: .allocate(capacity: 32), tokenCapacity: 32))
+        s.initialize(to: Storage(bytes: .allocate(capacity: 256), tokens: .allocate(capacity: 32), tokenCapacity: 32,
+                                 slots: .allocate(capacity: Fields.slotCount)))
     }
 
     /// A document parsed from `text`.
@@ -69,6 +72,7 @@ public final class JSONDocument: @unchecked Sendable {
     deinit {
         s.pointee.bytes.deallocate()
         s.pointee.tokens.deallocate()
+        s.pointee.slots.deallocate()
         s.deallocate()
     }
 
@@ -100,7 +104,7 @@ public final class JSONDocument: @unchecked Sendable {
             old.deallocate()
         }
         let base = s.pointee.bytes.baseAddress!
-        if let src = text.baseAddress, text.count > 0 { base.update(from: src, count: text.count) }
+        if let src = text.baseAddress, text.count > 0 { UnsafeMutableRawPointer(base).copyMemory(from: src, byteCount: text.count) }
         (base + text.count).update(repeating: 0, count: Parser.padding)
         s.pointee.count = text.count
         s.pointee.tokenCount = 0
@@ -160,6 +164,11 @@ func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int)
         // Two overlapping four-byte words cover it.
         @inline(__always) func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt32 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt32.self) }
         return word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4)
+    }
+    if n > 8 && n <= 16 {
+        // Two overlapping eight-byte words.
+        @inline(__always) func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 { UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self) }
+        return word(a, 0) == word(b, 0) && word(a, n &- 8) == word(b, n &- 8)
     }
     var k = 0
     while k + 8 <= n {

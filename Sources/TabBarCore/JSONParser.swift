@@ -124,7 +124,7 @@ extension JSONDocument {
                          _ s: UnsafeMutablePointer<Storage>) {
             if count == capacity { (tokens, capacity) = grow(s) }
             tokens[count] = t
-            count += 1
+            count &+= 1
         }
 
         /// Doubles the tape's storage (its first `tokenCapacity` tokens kept).
@@ -160,7 +160,7 @@ extension JSONDocument {
                 let c = p[j]
                 if c > 0x20 { return j }  // (compact JSON: the one test)
                 guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return j }
-                j += 1
+                j &+= 1
             }
         }
 
@@ -235,27 +235,27 @@ extension JSONDocument {
         static func number(_ p: UnsafePointer<UInt8>, _ start: Int) throws(JSONParseError) -> Int {
             @inline(__always) func digit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
             var i = start
-            if p[i] == UInt8(ascii: "-") { i += 1 }
+            if p[i] == UInt8(ascii: "-") { i &+= 1 }
             // A plain integer (the common number): a digit 1-9, digits, then no '.' or exponent.
             if p[i] &- 0x31 < 9 {
-                i += 1
-                while digit(p[i]) { i += 1 }
+                i &+= 1
+                while digit(p[i]) { i &+= 1 }
                 if p[i] != UInt8(ascii: ".") && p[i] | 0x20 != UInt8(ascii: "e") { return i }
             } else {
                 guard digit(p[i]) else { throw fail(i, "invalid number") }
-                i += 1  // a single zero
+                i &+= 1  // a single zero
                 if digit(p[i]) { throw fail(i, "numbers may not have leading zeros") }
             }
             if p[i] == UInt8(ascii: ".") {
-                i += 1
+                i &+= 1
                 guard digit(p[i]) else { throw fail(i, "invalid number: digits expected after '.'") }
-                while digit(p[i]) { i += 1 }
+                while digit(p[i]) { i &+= 1 }
             }
             if p[i] | 0x20 == UInt8(ascii: "e") {
-                i += 1
-                if p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-") { i += 1 }
+                i &+= 1
+                if p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-") { i &+= 1 }
                 guard digit(p[i]) else { throw fail(i, "invalid number: digits expected in the exponent") }
-                while digit(p[i]) { i += 1 }
+                while digit(p[i]) { i &+= 1 }
             }
             return i
         }
@@ -271,8 +271,8 @@ extension JSONDocument {
                 let w = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
                 let special = zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs) | (w & highs)
                 // (The lowest flagged byte is exact: the tricks borrow only upwards.)
-                if special != 0 { return j + special.trailingZeroBitCount >> 3 }
-                j += 8
+                if special != 0 { return j &+ special.trailingZeroBitCount >> 3 }
+                j &+= 8
             }
         }
 

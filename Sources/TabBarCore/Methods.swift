@@ -239,7 +239,11 @@ public enum Methods {
 /// an open-addressing table over a hash of a name's length and first eight bytes (made
 /// once, from `Methods.all`: a method added to the table is found without anything else).
 struct MethodNames: @unchecked Sendable {
-    static let shared = MethodNames(Methods.all.map(\.name))
+    static let shared = MethodNames(Methods.all.map(\.name), fields: Methods.all.map(\.fields.entries))
+
+    /// Each method's fields (`MethodSpec.fields.entries`), by its index: what the envelope
+    /// reader reads a method's params by, with the name it has just looked up here.
+    let fields: UnsafeMutablePointer<Fields.Entries>
 
     /// The names' bytes, each followed by eight zero bytes (so that a first word can be loaded).
     private let bytes: UnsafeMutablePointer<UInt8>
@@ -248,7 +252,9 @@ struct MethodNames: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<Int16>
     private let mask: Int
 
-    init(_ names: [String]) {
+    init(_ names: [String], fields: [Fields.Entries]) {
+        self.fields = .allocate(capacity: fields.count)
+        self.fields.initialize(from: fields, count: fields.count)
         let utf8 = names.map { Array($0.utf8) }
         bytes = .allocate(capacity: utf8.reduce(0) { $0 + $1.count + 8 })
         starts = .allocate(capacity: names.count)

@@ -129,6 +129,29 @@ import TabBarTesting
         }
     }
 
+    /// The envelope is read first with no room for keys other than its four; another key
+    /// stops that read and the line is read again from its start with room for them.
+    /// Wherever that key comes — first, between the method and its params, after params
+    /// read by their fields, last — the request and its command are the reference's, and a
+    /// second copy of it is still refused as a duplicate.
+    @Test func anOtherKeyAnywhereReadsTheLineAgain() {
+        let parts = [#""jsonrpc":"2.0""#, #""id":7"#, #""method":"tab.select""#, #""params":{"index":1,"source":"user"}"#]
+        for at in 0...parts.count {
+            var members = parts
+            members.insert(#""x":{"a":[1]}"#, at: at)
+            let line = Array(("{" + members.joined(separator: ",") + "}").utf8)
+            #expect(Self.difference(line) == nil, "another key at \(at)")
+            guard case .success(let r) = line.withUnsafeBufferPointer({ Envelope.decode($0) }) else { Issue.record("refused, another key at \(at)"); continue }
+            #expect(r.method == "tab.select" && r.id == .int(7))
+            let command = withExtendedLifetime(r.owner) { Methods.command(for: r, limits: Limits()) }
+            #expect(command == .success(.state(.select(.index(1), ifSeq: nil, source: .user))), "another key at \(at)")
+            let dup = Array(("{" + (members + [#""x":2"#]).joined(separator: ",") + "}").utf8)
+            #expect(Self.difference(dup) == nil)
+            guard case .failure(let e) = dup.withUnsafeBufferPointer({ Envelope.decode($0) }) else { Issue.record("accepted a duplicate"); continue }
+            #expect(e.error.message.contains("duplicate key \"x\""))
+        }
+    }
+
     /// A params field is found among keys of the same length, plain or written with
     /// escapes, the empty key included; `only` names an unknown key as decoded.
     @Test func fieldsAreFoundByTheirKeys() throws {
