@@ -24,7 +24,7 @@ class PulsePlugin(RigCase):
         # Every refill reaches the server through the plugin's libpulse main loop (threaded-ml): it runs like
         # the audio thread (a late refill is what puts a hole in a sound).
         pid = self.daemon.proc.pid
-        audio = wait_for(lambda: sched(pid, "tabbard-audio"), 30, "the audio thread")[0]
+        audio = self.daemon.audio_thread()
         self.assertIn(audio[0], (1, 2), "the audio thread is not realtime (%s): the rig runs as root" % (audio,))
         try:
             wait_for(lambda: sched(pid, "threaded-ml") == [audio], 10, "the plugin's thread to be raised")

@@ -439,6 +439,14 @@ class Daemon:
         with open(self.log_path, errors="replace") as f:
             return f.read()
 
+    def audio_thread(self):
+        """(policy, rt_priority) of the tabbard-audio thread once it has asked for its scheduling and logged
+        the answer ("audio thread runs …" or "… stays …"): the thread is named before it asks
+        (AudioThread.swift), so reading it as soon as it exists can catch it at normal priority."""
+        wait_for(lambda: "audio thread runs" in self.log() or "audio thread stays" in self.log(), 30,
+                 "the audio thread's scheduling in the log")
+        return wait_for(lambda: sched(self.proc.pid, "tabbard-audio"), 30, "the audio thread")[0]
+
     def stop(self):
         rc = terminate(self.proc)
         self.log_file.close()

@@ -253,7 +253,7 @@ class PluginThread(RigCase):
         c = self.start_daemon("--audio", "alsa")
         pid = self.daemon.proc.pid
         for when in ("at start-up", "after the server's restart"):
-            audio = wait_for(lambda: sched(pid, "tabbard-audio"), 30, "the audio thread")[0]
+            audio = self.daemon.audio_thread()
             self.assertIn(audio[0], (1, 2), "the audio thread is not realtime (%s): the rig runs as root" % (audio,))
             plugin = wait_for(lambda: sched(pid, "alsa-pipewire"), 30, "the plugin's thread")
             try:
