@@ -110,37 +110,8 @@ public struct JSONValue: Sendable {
     /// whole number written `-0` reads as 0 (as the integer it is).
     @inline(__always)
     static func double(_ r: UnsafeBufferPointer<UInt8>) -> Double {
-        if r.count <= 18, let d = shortDouble(r) { return d }
         if let d = exactDouble(r) { return d }
         return doubleSlowly(r)
-    }
-
-    /// `exactDouble` for a literal (already validated) of at most 18 bytes without an
-    /// exponent, the common number: at most 18 digits, less than 10^18, so `m` cannot
-    /// overflow and the digits' loops test nothing but the digit. nil: an exponent, or
-    /// digits past 2^53 (then `exactDouble` and `strtod` say).
-    @inline(__always)
-    static func shortDouble(_ r: UnsafeBufferPointer<UInt8>) -> Double? {
-        let p = r.baseAddress!, n = r.count
-        let negative = p[0] == UInt8(ascii: "-")
-        var i = negative ? 1 : 0
-        var m: UInt64 = 0
-        while i < n, case let d = p[i] &- 0x30, d < 10 { m = m &* 10 &+ UInt64(d); i &+= 1 }
-        if i == n {
-            // A whole number, read as the integer it is (-0 is 0).
-            if m > 1 << 53 { return nil }
-            return negative && m != 0 ? -Double(m) : Double(m)
-        }
-        guard p[i] == UInt8(ascii: ".") else { return nil }
-        i &+= 1
-        let first = i
-        while i < n, case let d = p[i] &- 0x30, d < 10 { m = m &* 10 &+ UInt64(d); i &+= 1 }
-        if i != n { return nil }  // (an exponent)
-        if m == 0 { return negative ? -0.0 : 0.0 }
-        if m > 1 << 53 { return nil }
-        // (At most 16 fraction digits: an exact power of ten.)
-        let v = Double(m) / powersOfTen[i &- first]
-        return negative ? -v : v
     }
 
     /// `double` through `Double(String)` (`strtod`).
@@ -163,11 +134,13 @@ public struct JSONValue: Sendable {
         let negative = p[0] == UInt8(ascii: "-")
         var i = negative ? 1 : 0
         var m: UInt64 = 0
-        // (Past 2^59 the digits are beyond 2^53 anyway; the check keeps `m` from overflowing.)
+        // (Past 2^59 the digits are beyond 2^53 anyway; the check keeps `m` from overflowing.
+        // A literal of at most 18 bytes has at most 18 digits, less than 10^18: no check.)
+        let long = n > 18
         while i < n, case let d = p[i] &- 0x30, d < 10 {
-            if m >= 1 << 59 { return nil }
+            if long && m >= 1 << 59 { return nil }
             m = m &* 10 &+ UInt64(d)
-            i += 1
+            i &+= 1
         }
         if i == n {
             // A whole number, read as the integer it is (-0 is 0).
@@ -179,9 +152,9 @@ public struct JSONValue: Sendable {
             i += 1
             let first = i
             while i < n, case let d = p[i] &- 0x30, d < 10 {
-                if m >= 1 << 59 { return nil }
+                if long && m >= 1 << 59 { return nil }
                 m = m &* 10 &+ UInt64(d)
-                i += 1
+                i &+= 1
             }
             scale = i - first
         }
