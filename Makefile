@@ -134,7 +134,7 @@ test-rtkit: rtkit-deps pipewire-deps
 ## man: the man pages (man/*.scd → .build/man/*.[158], with scdoc)
 MAN_PAGES = .build/man/tabbard.8 .build/man/tabbarctl.1 .build/man/tabbard.conf.5 .build/man/tabbard-web.1
 man: $(MAN_PAGES)
-.build/man/%: man/%.scd
+.build/man/%: man/%.scd | packaging-deps
 	@mkdir -p $(@D)
 	@command -v scdoc >/dev/null || { echo "scdoc is missing: make packaging-deps"; exit 1; }
 	scdoc < $< > $@.tmp && mv $@.tmp $@
@@ -178,7 +178,7 @@ uninstall:
 	  $(SYSUSERSDIR)/tabbard.conf $(TMPFILESDIR)/tabbard.conf
 
 ## deb: a Debian package of the release build (.build/deb/tabbard_VERSION_ARCH.deb), then lintian
-deb: release man packaging-deps
+deb: packaging-deps release man
 	packaging/build-deb.sh
 
 ## test-package: man pages render clean, completions work, the .deb installs, runs without
