@@ -50,12 +50,15 @@ class BitExact:
         it missed no cycle and the other confirms it. (One probe alone lost a quantum of intact clicks, no gap.)"""
         self.start_rig()
         c = self.start_daemon("--audio", "alsa")
-        asked, _ = self.play_clicks(c, "on a running PipeWire")
+        c.call("subscribe", {"topics": ["sound"]})  # (what the daemon says of each voice, for a failure's message)
+        asked, voices = self.play_clicks(c, "on a running PipeWire")
         # The last click's silence is at the sink too before the capture stops.
         engine = c.call("stats.get")["audio"]["engine"]
         v = self.judged(asked)
         intact = len(v.get("intact", []))
-        self.assertEqual(v.get("unheard", []), [], "clicks accepted and never heard (daemon xruns %s)" % engine.get("xruns"))
+        unheard = v.get("unheard", [])
+        self.assertEqual(unheard, [], "clicks accepted and never heard: %s; daemon engine stats %s; its log:\n%s" % (
+            "; ".join(self.said_of(c, k, voices[k]) for k, _ in unheard), engine, self.daemon.log()[-3000:]))
         damaged = v.get("hole", []) + v.get("lost", [])
         self.assertEqual(damaged, [], "clicks damaged at the sink (both probes): %d of %d intact; daemon xruns %s, "
                          "pull_frames %s; its log:\n%s" % (intact, CLICKS, engine.get("xruns"), engine.get("pull_frames"),
@@ -84,6 +87,14 @@ class BitExact:
         v = self.judged(heard)
         for verdict in ("hole", "lost"):
             self.assertEqual(v.get(verdict, []), [], "damaged at the sink (0: at start-up, 1: after idle)")
+
+
+    @staticmethod
+    def said_of(c, k, voice):
+        """What the daemon's events said of click k's voice (sound.played or sound.failed, or nothing)."""
+        said = [e["method"] + (" " + e["params"].get("reason", "") if e["method"] == "sound.failed" else "")
+                for e in c.events if e.get("method", "").startswith("sound.") and e.get("params", {}).get("voice") == voice]
+        return "click %d (voice %s): %s" % (k, voice, ", ".join(said) or "no sound.played nor sound.failed")
 
 
 class Quantum256(BitExact, RigCase):
