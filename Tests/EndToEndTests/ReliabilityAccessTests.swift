@@ -119,8 +119,11 @@ struct ReliabilityAccessTests {
                                                   "--state", stateDir + "/state.json", "--audio", "null", "--sounds", Paths.sounds])
         let p = piped.process
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
-        try waitUntil("the daemon listens") { access(dir + "/sock", F_OK) == 0 }
-        let c = try RawClient(path: dir + "/sock")
+        // (Connected, not the file seen: the file is there from bind(2), and until listen(2) a
+        // connect is refused; under load that was seen once.)
+        var connected: RawClient?
+        try waitUntil("the daemon listens") { connected = try? RawClient(path: dir + "/sock"); return connected != nil }
+        let c = connected!
         let r = try c.call("tab.select", #"{"tab":"chat"}"#)
         #expect(r["error"]?["data"]?["kind"] == .string("storage_failed"))
         let message = r["error"]?["message"]?.stringValue ?? ""
