@@ -71,8 +71,13 @@ public final class AudioEngine: @unchecked Sendable {
     /// CLOCK_MONOTONIC of the last `play` refused for want of a device (asks for a retry).
     let wantedAt = Atomic<UInt64>(0)
 
-    // State-loop side (serialised by its own lock; the audio thread never takes it).
-    let producer: Mutex<ProducerSide>
+    // State-loop side: the state-loop API (`play`, `drainReports`, `replaceBank`, `statsJSON`…)
+    // is called from one thread at a time (the commands ring's one producer, the reports ring's
+    // one consumer), so what only it touches needs no lock. The audio thread never reads these.
+    /// The sound bank `play` callers should look sounds up in.
+    public private(set) var bank: SoundBank
+    /// What the voices that started measured (stats).
+    var figures = StartFigures()
     // Written by the audio thread only on device transitions (never on the mixing path).
     let device = Mutex(DeviceStatus())
 
@@ -92,14 +97,6 @@ public final class AudioEngine: @unchecked Sendable {
     var streamFrames: Int64 = 0
     var run = RunState()
     private var thread: pthread_t?
-
-    struct ProducerSide {
-        var bank: SoundBank
-        var latencies = LatencyWindow()
-        var sinkLatencies = LatencyWindow()
-        var aheads: [Int] = []
-        var aheadNext = 0
-    }
 
     /// The device as the audio thread last left it. The raw value is what stats (`state`) say.
     enum DeviceState: String {
@@ -168,7 +165,7 @@ public final class AudioEngine: @unchecked Sendable {
         self.ends = .allocate(capacity: max(voices, 1) * 2 + queueCapacity)
         self.tail = .allocate(capacity: max(voices, 1) * 4)
         self.unconfirmed = .allocate(capacity: max(voices, 1) * 4)
-        self.producer = Mutex(ProducerSide(bank: bank))
+        self.bank = bank
     }
 
     deinit {
@@ -179,6 +176,7 @@ public final class AudioEngine: @unchecked Sendable {
         ends.deallocate()
         tail.deallocate()
         unconfirmed.deallocate()
+        figures.deallocate()
         if wakeFD >= 0 { Glibc.close(wakeFD) }
         if reportEventFD >= 0 { Glibc.close(reportEventFD) }
     }
@@ -187,9 +185,6 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Readable (epoll) when voice reports are waiting for `drainReports`.
     public var reportFD: Int32 { reportEventFD }
-
-    /// The sound bank `play` callers should look sounds up in.
-    public var bank: SoundBank { producer.withLock { $0.bank } }
 
     /// Master volume, 0…1 (applied to every voice started afterwards and playing now).
     public var masterGain: Float {
@@ -238,8 +233,7 @@ public final class AudioEngine: @unchecked Sendable {
         let id = nextVoice.add(1, ordering: .relaxed).newValue
         let cmd = PlayCommand(sound: .passRetained(sound), gain: max(0, gain.isFinite ? gain : 0),
                               requestedAt: requestedAt, voice: id, retrigger: retrigger)
-        let pushed = producer.withLock { _ in commands.push(cmd) }
-        guard pushed else {
+        guard commands.push(cmd) else {
             cmd.sound.release()
             counters.queueFull.add(1, ordering: .relaxed)
             return .unavailable(queueFullReason)
@@ -278,53 +272,32 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
-    /// Takes every waiting report off the ring under the producer's lock (the latency
-    /// windows are its), then hands each voice that started or failed to `each` once the
-    /// lock is released, with its sound and why it failed (nil: it started).
+    /// Takes every waiting report off the ring in one pass: a voice that started is counted in
+    /// `figures` and handed to `each`, as is one that failed (with why; nil: it started); the
+    /// sound reference of a finished voice is released. (`each` may call back into the engine:
+    /// no lock is held.)
+    @inline(__always)
     private func drain(_ each: (RawReport, Sound, String?) -> Void) {
         var counter: UInt64 = 0
         _ = Glibc.read(reportEventFD, &counter, 8)
-        // (Raw, as the audio thread wrote them; the array of the last drain is reused.)
-        var taken: [RawReport] = []
-        swap(&taken, &drained)
-        producer.withLock { p in
-            while let r = reports.pop() {
-                switch r.kind {
-                case .started:
-                    p.latencies.add(r.latencyNs)
-                    p.sinkLatencies.add(r.sinkLatencyNs)
-                    if p.aheads.count < AudioEngine.latencyWindow { p.aheads.append(r.framesAhead) } else { p.aheads[p.aheadNext] = r.framesAhead }
-                    p.aheadNext = (p.aheadNext + 1) & (AudioEngine.latencyWindow - 1)
-                    taken.append(r)
-                case .failed:
-                    taken.append(r)
-                case .finished:
-                    r.sound.release()
-                }
+        while let r = reports.pop() {
+            switch r.kind {
+            case .started:
+                figures.add(latency: r.latencyNs, sinkLatency: r.sinkLatencyNs, ahead: r.framesAhead)
+                each(r, r.sound.takeRetainedValue(), nil)
+            case .failed:
+                // (The device's last error is read only for the reason that names it.)
+                let why = r.failure.text(device: r.failure == .deviceLost ? device.withLock { $0.lastError } : "")
+                each(r, r.sound.takeRetainedValue(), why)
+            case .finished:
+                r.sound.release()
             }
         }
-        // The device's last error, read only for a voice that failed.
-        var lastError: String?
-        for r in taken {
-            let s = r.sound.takeRetainedValue()
-            if r.kind == .started {
-                each(r, s, nil)
-            } else {
-                if lastError == nil { lastError = device.withLock { $0.lastError } }
-                each(r, s, r.failure.text(device: lastError!))
-            }
-        }
-        taken.removeAll(keepingCapacity: true)
-        swap(&taken, &drained)
     }
-
-    /// The reports a drain hands over once the lock is released (state loop only), kept
-    /// empty from drain to drain for its memory.
-    private var drained: [RawReport] = []
 
     /// Swaps the bank `bank` returns; voices already playing keep their sounds and finish.
     public func replaceBank(_ bank: SoundBank) {
-        producer.withLock { $0.bank = bank }
+        self.bank = bank
     }
 
     /// `"playing"`, `"idle"`, `"unavailable: <reason>"` (or `"closed"` before `start`).
