@@ -1,18 +1,50 @@
 import Synchronization
 import TabBarCore
 
-/// The last `AudioEngine.latencyWindow` latencies (ns) and the largest ever seen.
-struct LatencyWindow {
-    private(set) var values: [UInt64] = []
-    private var next = 0
-    private(set) var max: UInt64 = 0
+/// What the last `AudioEngine.latencyWindow` voices that started measured (latencies in ns,
+/// frames ahead), in rings allocated once, and the largest latencies ever seen. State loop only
+/// (`AudioEngine.drainReports` adds, `statsJSON` reads): a started voice costs three stores.
+struct StartFigures {
+    private let latencies: UnsafeMutablePointer<UInt64>
+    private let sinkLatencies: UnsafeMutablePointer<UInt64>
+    private let aheads: UnsafeMutablePointer<Int>
+    /// Voices ever added (the rings hold the last `AudioEngine.latencyWindow` of them).
     private(set) var count = 0
+    private(set) var maxLatency: UInt64 = 0
+    private(set) var maxSinkLatency: UInt64 = 0
 
-    mutating func add(_ v: UInt64) {
-        if values.count < AudioEngine.latencyWindow { values.append(v) } else { values[next] = v }
-        next = (next + 1) % AudioEngine.latencyWindow
-        max = Swift.max(max, v)
-        count += 1
+    init() {
+        latencies = .allocate(capacity: AudioEngine.latencyWindow)
+        sinkLatencies = .allocate(capacity: AudioEngine.latencyWindow)
+        aheads = .allocate(capacity: AudioEngine.latencyWindow)
+    }
+
+    func deallocate() {
+        latencies.deallocate()
+        sinkLatencies.deallocate()
+        aheads.deallocate()
+    }
+
+    @inline(__always)
+    mutating func add(latency: UInt64, sinkLatency: UInt64, ahead: Int) {
+        let i = count & (AudioEngine.latencyWindow - 1)
+        latencies[i] = latency
+        sinkLatencies[i] = sinkLatency
+        aheads[i] = ahead
+        count &+= 1
+        if latency > maxLatency { maxLatency = latency }
+        if sinkLatency > maxSinkLatency { maxSinkLatency = sinkLatency }
+    }
+
+    /// How many the rings hold.
+    var stored: Int { Swift.min(count, AudioEngine.latencyWindow) }
+
+    /// The figures the rings hold, each sorted.
+    func sorted() -> (latencies: [UInt64], sinkLatencies: [UInt64], aheads: [Int]) {
+        let n = stored
+        return (UnsafeBufferPointer(start: latencies, count: n).sorted(),
+                UnsafeBufferPointer(start: sinkLatencies, count: n).sorted(),
+                UnsafeBufferPointer(start: aheads, count: n).sorted())
     }
 }
 
@@ -24,7 +56,7 @@ extension AudioEngine {
     /// time plus `snd_pcm_delay`, which includes a sound server's delay). See docs/AUDIO.md.
     public func statsJSON() -> JSON {
         let d = device.withLock { $0 }
-        let (lat, sinkLat, ahead) = producer.withLock { ($0.latencies, $0.sinkLatencies, $0.aheads) }
+        let (lat, sinkLat, aheadSorted) = loop.pointee.figures.sorted()
         func pct<T: BinaryInteger>(_ a: [T], _ p: Double) -> JSON {
             guard !a.isEmpty else { return .null }
             let i = min(a.count - 1, Int((p * Double(a.count - 1)).rounded()))
@@ -34,17 +66,15 @@ extension AudioEngine {
             if case .number(let t) = v, let x = Double(t) { return .double((x / 10).rounded() / 100) }
             return .null
         }
-        let aheadSorted = ahead.sorted()
         let fmt = sink.format
         let periodUs = Double(d.periodFrames) * 1e6 / Double(max(fmt.rate, 1))
         var m: [JSON.Member] = []
         func add(_ k: String, _ v: JSON) { m.append(JSON.Member(k, v)) }
         func count(_ k: String, _ a: borrowing Atomic<Int>) { add(k, .int(a.load(ordering: .relaxed))) }
-        func latencies(_ name: String, _ w: LatencyWindow) {
-            let sorted = w.values.sorted()
+        func latencies(_ name: String, _ sorted: [UInt64], max: UInt64) {
             add("\(name)_p50_us", us(pct(sorted, 0.5)))
             add("\(name)_p99_us", us(pct(sorted, 0.99)))
-            add("\(name)_max_us", w.count > 0 ? .double((Double(w.max) / 10).rounded() / 100) : .null)
+            add("\(name)_max_us", loop.pointee.figures.count > 0 ? .double((Double(max) / 10).rounded() / 100) : .null)
         }
         add("device", .string(sink.deviceName))
         add("state", .string(deviceState))
@@ -63,9 +93,9 @@ extension AudioEngine {
         count("voices_restarted", counters.restarted)
         count("queue_full", counters.queueFull)
         count("reports_dropped", counters.reportsDropped)
-        add("latency_samples", .int(min(lat.count, AudioEngine.latencyWindow)))
-        latencies("latency", lat)
-        latencies("sink_latency", sinkLat)
+        add("latency_samples", .int(loop.pointee.figures.stored))
+        latencies("latency", lat, max: loop.pointee.figures.maxLatency)
+        latencies("sink_latency", sinkLat, max: loop.pointee.figures.maxSinkLatency)
         add("frames_ahead_p50", pct(aheadSorted, 0.5))
         add("frames_ahead_max", aheadSorted.last.map { JSON.int($0) } ?? .null)
         count("xruns", counters.xruns)

@@ -1,8 +1,15 @@
 import Synchronization
 
 /// A bounded single-producer single-consumer queue: `push` and `pop` never block
-/// and never allocate. One side must be one thread at a time (callers serialise
-/// producers among themselves, never against the consumer).
+/// and never allocate, and take no lock. Each side must be one thread at a time (the
+/// engine's state-loop API is called from one thread; the audio thread is the other).
+///
+/// Ordering: each index is written by one side only. `push` writes the slot, then stores
+/// `tail` with release; `pop` loads `tail` with acquire before it reads the slot, so it reads
+/// the element whole. `pop` moves the slot out, then stores `head` with release; `push` loads
+/// `head` with acquire before it writes a slot, so it never overwrites one still being read.
+/// Each side's own index is read relaxed (only it writes it). The indices only grow (Int: no
+/// wrap in practice); a slot is `index & mask`. (ClicksTests hammers it from two threads.)
 final class SPSCRing<Element>: @unchecked Sendable {
     private let buffer: UnsafeMutablePointer<Element>
     private let mask: Int
@@ -24,22 +31,23 @@ final class SPSCRing<Element>: @unchecked Sendable {
     }
 
     /// False when full (the element is not stored).
-    @discardableResult
+    @discardableResult @inline(__always)
     func push(_ e: Element) -> Bool {
         let t = tail.load(ordering: .relaxed)
         let h = head.load(ordering: .acquiring)
-        if t - h >= capacity { return false }
+        if t &- h >= capacity { return false }
         (buffer + (t & mask)).initialize(to: e)
-        tail.store(t + 1, ordering: .releasing)
+        tail.store(t &+ 1, ordering: .releasing)
         return true
     }
 
+    @inline(__always)
     func pop() -> Element? {
         let h = head.load(ordering: .relaxed)
         let t = tail.load(ordering: .acquiring)
         if h == t { return nil }
         let e = (buffer + (h & mask)).move()
-        head.store(h + 1, ordering: .releasing)
+        head.store(h &+ 1, ordering: .releasing)
         return e
     }
 

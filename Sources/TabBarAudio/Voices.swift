@@ -1,4 +1,5 @@
-/// A request from the state loop to the audio thread (owns one retain of `sound`).
+/// A request from the state loop to the audio thread. `sound` is not retained: the state loop
+/// keeps it alive until the audio thread has let go of voice `voice` (SoundLifetime.swift).
 struct PlayCommand {
     var sound: Unmanaged<Sound>
     var gain: Float
@@ -7,9 +8,10 @@ struct PlayCommand {
     var retrigger: Retrigger
 }
 
-/// A message from the audio thread to the state loop (owns one retain of `sound`).
+/// A message from the audio thread to the state loop. `sound` is not retained: it was pushed
+/// while the audio thread held the voice, so the state loop still keeps it (SoundLifetime.swift).
 struct RawReport {
-    enum Kind: UInt8 { case started, finished, failed }
+    enum Kind: UInt8 { case started, failed }
     var kind: Kind
     var sound: Unmanaged<Sound>
     var voice: UInt32
@@ -18,7 +20,7 @@ struct RawReport {
     var startFrame: Int64
     /// Request read → estimated first frame at the listener (`.started`).
     var sinkLatencyNs: UInt64 = 0
-    /// Why the voice was not heard intact (`.failed`; the sound's retain is released, not handed over).
+    /// Why the voice was not heard intact (`.failed`).
     var failure: VoiceFailure = .none
 }
 
