@@ -56,8 +56,7 @@ extension Reducer {
                 guard touch.active != nil else { return out.reset(.success(reply())) }
                 state.seq += 1
                 endTouch(.cancel, into: &out)
-                out.journal = journalEntry(commit: nil, nil)
-                unlessSeen(&out)
+                record(journalEntry(commit: nil, nil), into: &out)
                 out.answer(.success(reply()))
                 return
             }
@@ -71,8 +70,7 @@ extension Reducer {
                 commit = self.commit(k, into: &out)
                 touch.active?.committed = true
             }
-            out.journal = journalEntry(commit: commit, k)
-            unlessSeen(&out)
+            record(journalEntry(commit: commit, k), into: &out)
             out.answer(.success(reply(commit: commit)))
         case .up, .cancel:
             guard let active = touch.active, touchID == nil || touchID == active.id else {
@@ -89,19 +87,19 @@ extension Reducer {
             } else {
                 highlightEnd(active.item, .cancel, into: &out)
             }
-            out.journal = journalEntry(commit: commit, committed)
-            unlessSeen(&out)
+            record(journalEntry(commit: commit, committed), into: &out)
             out.answer(.success(reply(commit: commit)))
         }
     }
 
-    /// A touch whose only effect is on the finger tracker (say an up after `tab.highlight`
-    /// moved the highlight elsewhere) is no change: it takes back the `seq` it counted,
-    /// which would otherwise be a gap every subscriber sees.
-    mutating func unlessSeen(_ out: inout Outcome) {
-        guard out.eventCount == 0 else { return }
-        state.seq -= 1
-        out.journal = nil
+    /// Records the journal entry of a touch that counted a seq. A touch whose only effect is
+    /// on the finger tracker (say an up after `tab.highlight` moved the highlight elsewhere)
+    /// is no change: it records nothing and takes back the `seq` it counted, which would
+    /// otherwise be a gap every subscriber sees. (A commit always publishes an event, so
+    /// such a touch's `entry` is `touchHighlight`, which holds nothing.)
+    @inline(__always)
+    mutating func record(_ entry: JournalEntry, into out: inout Outcome) {
+        if out.eventCount == 0 { state.seq -= 1 } else { out.record(entry) }
     }
 
     /// What the journal records for a touch: what it committed, as the request that does
@@ -124,10 +122,11 @@ extension Reducer {
         return .action
     }
 
-    /// Ends the touch in progress, if any, ending its highlight with `phase`.
+    /// Ends the touch in progress, if any, ending its highlight with `phase`. (Inlined: most
+    /// steps have none, and a call to find that out cost more than the test.)
+    @inline(__always)
     mutating func endTouch(_ phase: HighlightPhase, into out: inout Outcome) {
-        guard let active = touch.active else { return }
-        touch.active = nil
+        guard let active = touch.active.take() else { return }
         highlightEnd(active.item, phase, into: &out)
     }
 

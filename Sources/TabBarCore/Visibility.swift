@@ -135,7 +135,7 @@ extension Reducer {
             }
             state.visibility = next
             out.publish(visibilityEvent(durationMs: durationMs))
-            let effects = sound(.visibility, own: nil)
+            let effects = sound(.visibility)
             if durationMs > 0 { visibilityCue(from: from, to: target, durationMs: durationMs, sound: effects, into: &out) }
             out.play(effects)
             if next.hidden { cancelTouchesAndHighlight(into: &out) }
