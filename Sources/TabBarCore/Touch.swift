@@ -16,6 +16,25 @@ struct TouchTracker: Equatable, Sendable {
 
     func seen(_ id: Int) -> Bool { recent.contains(id) }
 
+    /// Starts a touch, none being in progress (`Reducer.endTouch` ended it): written in
+    /// place over the nil, which holds nothing to release.
+    @inline(__always)
+    mutating func begin(_ touch: Active) {
+        if case .none = active {
+            withUnsafeMutablePointer(to: &active) { $0.initialize(to: touch) }
+        } else {
+            active = touch
+        }
+    }
+
+    /// The touch in progress, moved out (no copy of its item's id), if `touchID` may end it
+    /// (nil ends any); else nil, and it stays.
+    @inline(__always)
+    mutating func end(_ touchID: Int?) -> Active? {
+        if let touchID, active?.id != touchID { return nil }
+        return active.take()
+    }
+
     mutating func remember(_ id: Int) {
         recent.append(id)
         if recent.count > Self.remembered { recent.removeFirst(recent.count - Self.remembered) }
@@ -64,7 +83,7 @@ extension Reducer {
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
             highlightBegin(k, into: &out)
-            touch.active = TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false)
+            touch.begin(TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false))
             var commit: Commit?
             if state.settings.commitOn == .down {
                 commit = self.commit(k, into: &out)
@@ -73,12 +92,11 @@ extension Reducer {
             record(journalEntry(commit: commit, k), into: &out)
             out.answer(.success(reply(commit: commit)))
         case .up, .cancel:
-            guard let active = touch.active, touchID == nil || touchID == active.id else {
+            guard let active = touch.end(touchID) else {
                 // No sequence in progress with this id: a stray or replayed up/cancel.
                 return out.reset(.success(reply(ignored: true)))
             }
             state.seq += 1
-            touch.active = nil
             var commit: Commit?
             var committed: Int?
             if phase == .up, let k = h.index, state.items[k].id == active.item {
@@ -145,7 +163,8 @@ extension Reducer {
         if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, at: k, phase, into: &out) }
     }
 
-    /// Highlights item `k`, cancelling another highlight first.
+    /// Highlights item `k`, cancelling another highlight first. (Inlined in its two callers.)
+    @inline(__always)
     mutating func highlightBegin(_ k: Int, into out: inout Outcome) {
         let id = state.items[k].id
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
