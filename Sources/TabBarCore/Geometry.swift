@@ -34,7 +34,9 @@ extension Layout {
     /// bar swallowed the touch (false means it passes through to content). A point on
     /// the bar's own rectangle that hits no item (the safe area, the row below a round
     /// center button) is swallowed by the bar's background; above the bar only the
-    /// center item's shape counts (its box corners swallow only when asked).
+    /// center item's shape counts (its box corners swallow only when asked). (Inlined in
+    /// `Reducer.hit`: the call copied the layout out of the state to pass it.)
+    @inline(__always)
     public func hitTest(x: Double, y: Double, items: [Item], swallowCenterCorners: Bool = false)
         -> (index: Int?, consumed: Bool)
     {
