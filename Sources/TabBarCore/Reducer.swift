@@ -285,7 +285,9 @@ public struct Reducer: Sendable {
     /// the committed item `k`'s own `sound` replaces it for that item's commits; `none`
     /// is silence. nil: no sound (no array is made for the one effect there can be).
     /// (`mutating` though it only reads: every caller is a step, and a call to a read-only
-    /// method from a mutating one passes a copy of the whole reducer.)
+    /// method from a mutating one passes a copy of the whole reducer. Inlined: a commit's
+    /// call to it cost a fifth of it.)
+    @inline(__always)
     mutating func sound(_ trigger: SoundTrigger, of k: Int? = nil, kind: String? = nil) -> Effect? {
         let profile = state.feedback.profile
         if profile == .silent { return nil }
