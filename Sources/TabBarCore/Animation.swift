@@ -136,7 +136,7 @@ extension Reducer {
         state.animations.append(a)
         out.reset(.success(.animation(seq: seq, id: a.id)))
         out.publish(.animationBegan(seq: seq, a))
-        out.play(sound(.animation, own: nil, kind: kind))
+        out.play(sound(.animation, kind: kind))
         out.effects.append(.timer(.animation(a.id), atMs: now + Int64(durationMs)))
     }
 

@@ -27,7 +27,7 @@ extension Reducer {
         out.reset(.success(clearing ? .seq(seq) : .badge(seq: seq, state.items[k], displayLimits, ignored: false)))
         out.publish(.badgeChanged(seq: seq, state.items[k], displayLimits))
         if let shown = state.items[k].visibleBadge, shown != wasVisible {
-            let effects = sound(.badge, own: state.items[k].sound)
+            let effects = sound(.badge)
             cue(.badge, k, sound: effects, into: &out)
             out.play(effects)
         }

@@ -34,15 +34,17 @@ extension Layout {
     /// bar swallowed the touch (false means it passes through to content). A point on
     /// the bar's own rectangle that hits no item (the safe area, the row below a round
     /// center button) is swallowed by the bar's background; above the bar only the
-    /// center item's shape counts (its box corners swallow only when asked).
+    /// center item's shape counts (its box corners swallow only when asked). (Inlined in
+    /// `Reducer.hit`: the call copied the layout out of the state to pass it.)
+    @inline(__always)
     public func hitTest(x: Double, y: Double, items: [Item], swallowCenterCorners: Bool = false)
         -> (index: Int?, consumed: Bool)
     {
         guard x.isFinite, y.isFinite else { return (nil, false) }
         // The frames as `frames(for:)` computes them, one at a time (no array, no item copied).
         let n = items.count
-        var c = -1
-        for k in 0..<n where items[k].kind == .center { c = k; break }
+        // (A center item stands in the middle of an odd number of items: `Reducer.validate`.)
+        let c = n & 1 == 1 && items[n >> 1].kind == .center ? n >> 1 : -1
         let rowHeight = max(0, height - safeBottom)
         let others = Double(n - (c >= 0 ? 1 : 0))
         let w = others > 0 ? (c >= 0 ? max(0, width - center.width) : width) / others : 0
@@ -60,13 +62,16 @@ extension Layout {
                 }
             }
         }
-        var left = 0.0  // (summed as `frames(for:)` sums it: the same doubles)
-        for k in 0..<n {
-            if k == c { left += center.width; continue }
-            var f = Frame(x: left, y: 0, w: w, h: rowHeight)
-            left += w
-            if rtl { f.x = width - f.x - f.w }
-            if x >= f.x, x < f.x + f.w, y >= f.y, y < f.y + f.h { return (k, true) }
+        // Every other item's frame is `rowHeight` tall from y = 0: told once for the row.
+        if y >= 0, y < rowHeight {
+            var left = 0.0  // (summed as `frames(for:)` sums it: the same doubles)
+            for k in 0..<n {
+                if k == c { left += center.width; continue }
+                var fx = left
+                left += w
+                if rtl { fx = width - fx - w }
+                if x >= fx, x < fx + w { return (k, true) }
+            }
         }
         if x >= 0, x < width, y >= 0, y < height { return (nil, true) }
         return (nil, false)

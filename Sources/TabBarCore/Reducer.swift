@@ -102,7 +102,7 @@ public struct Outcome: Equatable, Sendable {
         events.empty()
         unbuiltEvents = 0
         effects.empty()
-        journal = nil
+        clearJournal()
     }
 
     /// Starts the outcome afresh with no reply (`.success(.none)`), no events, effects or
@@ -114,7 +114,7 @@ public struct Outcome: Equatable, Sendable {
         events.empty()
         unbuiltEvents = 0
         effects.empty()
-        journal = nil
+        clearJournal()
     }
 
     /// Sets the step's reply. Over `.success(.none)`, what `reset` leaves, it is written in
@@ -126,6 +126,24 @@ public struct Outcome: Equatable, Sendable {
             withUnsafeMutablePointer(to: &reply) { $0.initialize(to: r) }
         } else {
             reply = r
+        }
+    }
+
+    /// No journal entry. (One already nil, what `takeJournal` leaves, is left as it is:
+    /// replacing it destroyed it through an outlined call.)
+    @inline(__always)
+    mutating func clearJournal() {
+        if case .none = journal {} else { journal = nil }
+    }
+
+    /// Records the step's journal entry. Over nil, what `reset` leaves, it is written in
+    /// place (as `answer` writes the reply).
+    @inline(__always)
+    mutating func record(_ entry: JournalEntry) {
+        if case .none = journal {
+            withUnsafeMutablePointer(to: &journal) { $0.initialize(to: entry) }
+        } else {
+            journal = entry
         }
     }
 
@@ -264,11 +282,13 @@ public struct Reducer: Sendable {
     // MARK: Sounds
 
     /// The sound a trigger plays now: the bar's `settings.sounds`, else the daemon's map;
-    /// an item's own sound (`own`, its `sound`) replaces it for that item's commits; `none`
+    /// the committed item `k`'s own `sound` replaces it for that item's commits; `none`
     /// is silence. nil: no sound (no array is made for the one effect there can be).
     /// (`mutating` though it only reads: every caller is a step, and a call to a read-only
-    /// method from a mutating one passes a copy of the whole reducer.)
-    mutating func sound(_ trigger: SoundTrigger, own: String?, kind: String? = nil) -> Effect? {
+    /// method from a mutating one passes a copy of the whole reducer. Inlined: a commit's
+    /// call to it cost a fifth of it.)
+    @inline(__always)
+    mutating func sound(_ trigger: SoundTrigger, of k: Int? = nil, kind: String? = nil) -> Effect? {
         let profile = state.feedback.profile
         if profile == .silent { return nil }
         if profile == .quiet && trigger != .select && trigger != .reselect { return nil }
@@ -284,7 +304,8 @@ public struct Reducer: Sendable {
         }
         if !state.settings.sounds.isEmpty, let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
-        if let own, trigger != .badge, trigger != .visibility, trigger != .animation { name = own }
+        // (Read in place: a `String` argument was retained around the call.)
+        if let k, trigger != .badge, trigger != .visibility, trigger != .animation, let own = state.items[k].sound { name = own }
         // ("none" told by its length first: comparing two short strings' contents is a call.)
         guard let name, !name.isEmpty, name.utf8.count != 4 || name != "none" else { return nil }
         let gain = state.feedback.volume * (profile == .quiet ? sounds.quietGain : 1)
@@ -335,31 +356,42 @@ public struct Reducer: Sendable {
     /// counted): exactly one commit event, its cues and sound; the active action and the
     /// scroll hide reason are cleared. Returns whether it was a reselect, and the previous
     /// tab's text (what the reply to a select names).
-    @discardableResult
+    /// (Inlined in its two callers, and the previous tab's text made last: a touch drops it,
+    /// and made before the steps below, or returned from a call, it was retained only to be
+    /// released.)
+    @inline(__always) @discardableResult
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: QuotedText?) {
         var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
         if let s = state.selected { old = state.index(of: s) }
         // (Ids are unique on a bar: the selected item is `k` exactly when its index is.)
         let reselected = old == k
         let effects = moveSelection(to: k, reselected: reselected, source: source)
-        var previous: QuotedText?  // (the tab `old` found, if it is still on the bar)
-        if !reselected, let old { previous = state.items[old].idText } else { previous = text(of: state.previous) }
         if reselected {
             out.publish(.tabReselected(seq: seq, tab: state.items[k].idText, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            out.publish(.tabSelected(seq: seq, tab: state.items[k].idText, previous: previous, source: source))
+            out.publish(.tabSelected(seq: seq, tab: state.items[k].idText, previous: previous(reselected, old), source: source))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
         out.play(effects)
         withdrawScrollReason(into: &out)
-        return (reselected, previous)
+        return (reselected, previous(reselected, old))
+    }
+
+    /// The tab a commit moved the selection from, as its reply and event name it (read after
+    /// the commit's change; `old`: where the selection was found before it): the tab at
+    /// `old`, if it is still on the bar, else `state.previous`.
+    @inline(__always)
+    func previous(_ reselected: Bool, _ old: Int?) -> QuotedText? {
+        if !reselected, let old { return state.items[old].idText }
+        return text(of: state.previous)
     }
 
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
     /// becomes selected (its predecessor `previous`) unless it already was (`reselected`).
-    /// Returns the sound a user's commit plays.
+    /// Returns the sound a user's commit plays. (Inlined in `commitTab`, its one caller.)
+    @inline(__always)
     mutating func moveSelection(to k: Int, reselected: Bool, source: Source) -> Effect? {
         if state.activeAction != nil { state.activeAction = nil }
         if !reselected {
@@ -368,7 +400,7 @@ public struct Reducer: Sendable {
             state.selected = state.items[k].id
         }
         guard source == .user else { return nil }
-        return sound(reselected ? .reselect : .select, own: state.items[k].sound)
+        return sound(reselected ? .reselect : .select, of: k)
     }
 
     // MARK: Actions
@@ -390,7 +422,7 @@ public struct Reducer: Sendable {
     mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
         state.activeAction = state.items[k].id
         out.publish(.actionTriggered(seq: seq, tab: state.items[k].idText, action: state.items[k].action))
-        if source == .user { out.play(sound(state.items[k].kind == .center ? .center : .action, own: state.items[k].sound)) }
+        if source == .user { out.play(sound(state.items[k].kind == .center ? .center : .action, of: k)) }
     }
 
     mutating func actionFinish(_ tab: String, into out: inout Outcome) {

@@ -16,6 +16,25 @@ struct TouchTracker: Equatable, Sendable {
 
     func seen(_ id: Int) -> Bool { recent.contains(id) }
 
+    /// Starts a touch, none being in progress (`Reducer.endTouch` ended it): written in
+    /// place over the nil, which holds nothing to release.
+    @inline(__always)
+    mutating func begin(_ touch: Active) {
+        if case .none = active {
+            withUnsafeMutablePointer(to: &active) { $0.initialize(to: touch) }
+        } else {
+            active = touch
+        }
+    }
+
+    /// The touch in progress, moved out (no copy of its item's id), if `touchID` may end it
+    /// (nil ends any); else nil, and it stays.
+    @inline(__always)
+    mutating func end(_ touchID: Int?) -> Active? {
+        if let touchID, active?.id != touchID { return nil }
+        return active.take()
+    }
+
     mutating func remember(_ id: Int) {
         recent.append(id)
         if recent.count > Self.remembered { recent.removeFirst(recent.count - Self.remembered) }
@@ -56,8 +75,7 @@ extension Reducer {
                 guard touch.active != nil else { return out.reset(.success(reply())) }
                 state.seq += 1
                 endTouch(.cancel, into: &out)
-                out.journal = journalEntry(commit: nil, nil)
-                unlessSeen(&out)
+                record(journalEntry(commit: nil, nil), into: &out)
                 out.answer(.success(reply()))
                 return
             }
@@ -65,22 +83,20 @@ extension Reducer {
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
             highlightBegin(k, into: &out)
-            touch.active = TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false)
+            touch.begin(TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false))
             var commit: Commit?
             if state.settings.commitOn == .down {
                 commit = self.commit(k, into: &out)
                 touch.active?.committed = true
             }
-            out.journal = journalEntry(commit: commit, k)
-            unlessSeen(&out)
+            record(journalEntry(commit: commit, k), into: &out)
             out.answer(.success(reply(commit: commit)))
         case .up, .cancel:
-            guard let active = touch.active, touchID == nil || touchID == active.id else {
+            guard let active = touch.end(touchID) else {
                 // No sequence in progress with this id: a stray or replayed up/cancel.
                 return out.reset(.success(reply(ignored: true)))
             }
             state.seq += 1
-            touch.active = nil
             var commit: Commit?
             var committed: Int?
             if phase == .up, let k = h.index, state.items[k].id == active.item {
@@ -89,19 +105,19 @@ extension Reducer {
             } else {
                 highlightEnd(active.item, .cancel, into: &out)
             }
-            out.journal = journalEntry(commit: commit, committed)
-            unlessSeen(&out)
+            record(journalEntry(commit: commit, committed), into: &out)
             out.answer(.success(reply(commit: commit)))
         }
     }
 
-    /// A touch whose only effect is on the finger tracker (say an up after `tab.highlight`
-    /// moved the highlight elsewhere) is no change: it takes back the `seq` it counted,
-    /// which would otherwise be a gap every subscriber sees.
-    mutating func unlessSeen(_ out: inout Outcome) {
-        guard out.eventCount == 0 else { return }
-        state.seq -= 1
-        out.journal = nil
+    /// Records the journal entry of a touch that counted a seq. A touch whose only effect is
+    /// on the finger tracker (say an up after `tab.highlight` moved the highlight elsewhere)
+    /// is no change: it records nothing and takes back the `seq` it counted, which would
+    /// otherwise be a gap every subscriber sees. (A commit always publishes an event, so
+    /// such a touch's `entry` is `touchHighlight`, which holds nothing.)
+    @inline(__always)
+    mutating func record(_ entry: JournalEntry, into out: inout Outcome) {
+        if out.eventCount == 0 { state.seq -= 1 } else { out.record(entry) }
     }
 
     /// What the journal records for a touch: what it committed, as the request that does
@@ -124,10 +140,11 @@ extension Reducer {
         return .action
     }
 
-    /// Ends the touch in progress, if any, ending its highlight with `phase`.
+    /// Ends the touch in progress, if any, ending its highlight with `phase`. (Inlined: most
+    /// steps have none, and a call to find that out cost more than the test.)
+    @inline(__always)
     mutating func endTouch(_ phase: HighlightPhase, into out: inout Outcome) {
-        guard let active = touch.active else { return }
-        touch.active = nil
+        guard let active = touch.active.take() else { return }
         highlightEnd(active.item, phase, into: &out)
     }
 
@@ -146,7 +163,8 @@ extension Reducer {
         if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, at: k, phase, into: &out) }
     }
 
-    /// Highlights item `k`, cancelling another highlight first.
+    /// Highlights item `k`, cancelling another highlight first. (Inlined in its two callers.)
+    @inline(__always)
     mutating func highlightBegin(_ k: Int, into out: inout Outcome) {
         let id = state.items[k].id
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }

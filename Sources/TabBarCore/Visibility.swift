@@ -97,7 +97,8 @@ extension Reducer {
     /// Selecting a tab shows a bar that scrolling hid (part of the change being made).
     mutating func withdrawScrollReason(into out: inout Outcome) {
         scrollTravel = 0
-        guard state.visibility.reasons.contains(.scroll) else { return }
+        // (Empty told first: `contains` is a call, and the bar is seldom hidden.)
+        guard !state.visibility.reasons.isEmpty, state.visibility.reasons.contains(.scroll) else { return }
         var v = state.visibility
         v.set(.scroll, false)
         applyVisibility(v, animated: true, into: &out)
@@ -135,7 +136,7 @@ extension Reducer {
             }
             state.visibility = next
             out.publish(visibilityEvent(durationMs: durationMs))
-            let effects = sound(.visibility, own: nil)
+            let effects = sound(.visibility)
             if durationMs > 0 { visibilityCue(from: from, to: target, durationMs: durationMs, sound: effects, into: &out) }
             out.play(effects)
             if next.hidden { cancelTouchesAndHighlight(into: &out) }
