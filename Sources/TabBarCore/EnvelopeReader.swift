@@ -132,7 +132,7 @@ extension JSONDocument.Parser {
                 let at = count
                 // A string or a number here (the envelope's own values), anything else by the parser.
                 let c = p[j]
-                if let end = try scalar(p, n, j, c, &tokens, &capacity, &count, s) {
+                if let end = try scalar(p, n, j, c, keep: false, &tokens, &capacity, &count, s) {
                     i = end
                 } else if slot == 2 && c == UInt8(ascii: "{"), let fields = knownFields,
                           let end = try declaredParams(p, n, j, fields, maxDepth: maxDepth, &tokens, &capacity, &count, s) {
@@ -202,7 +202,7 @@ extension JSONDocument.Parser {
                 v = skipSpace(p, v &+ 1)
                 slots[f] = i32(count)
                 let c = p[v]
-                if let end = try scalar(p, n, v, c, &tokens, &capacity, &count, s) {
+                if let end = try scalar(p, n, v, c, keep: true, &tokens, &capacity, &count, s) {
                     i = end
                 } else {
                     i = try value(p, n, v, depth: 2, maxDepth: maxDepth, &tokens, &capacity, &count, s)
@@ -224,10 +224,11 @@ extension JSONDocument.Parser {
     }
 
     /// A string or a number value starting at `j` (its first byte `c`) into the tape, without
-    /// the parser's general loop (the envelope's and the declared params' values); returns the
-    /// index after it. nil: another kind of value, for `Parser.value`.
+    /// the parser's general loop (the envelope's and the declared params' values), a number's
+    /// value kept in its token when `keep` (the declared params': their readers use it);
+    /// returns the index after it. nil: another kind of value, for `Parser.value`.
     @inline(__always)
-    private static func scalar(_ p: UnsafePointer<UInt8>, _ n: Int, _ j: Int, _ c: UInt8,
+    private static func scalar(_ p: UnsafePointer<UInt8>, _ n: Int, _ j: Int, _ c: UInt8, keep: Bool,
                                _ tokens: inout UnsafeMutablePointer<Token>, _ capacity: inout Int, _ count: inout Int,
                                _ s: UnsafeMutablePointer<JSONDocument.Storage>) throws(JSONParseError) -> Int? {
         if c == UInt8(ascii: "\"") {
@@ -236,8 +237,8 @@ extension JSONDocument.Parser {
             return end &+ 1
         }
         if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
-            let end = try number(p, j)
-            emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
+            let (end, value) = try number(p, j, keep: keep)
+            emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count &+ 1), count: value), &tokens, &capacity, &count, s)
             return end
         }
         return nil
