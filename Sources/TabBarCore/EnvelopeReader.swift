@@ -194,8 +194,7 @@ extension JSONDocument.Parser {
             while true {
                 guard p[i] == UInt8(ascii: "\"") else { return nil }
                 let start = i &+ 1
-                let (end, kind) = try string(p, n, start)
-                guard kind == .string, case let f = fields.match(p + start, end &- start), f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
+                guard let end = try declaredKeyEnd(p, n, start), case let f = fields.match(p + start, end &- start), f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
                 emit(Token(kind: .string, start: i32(start), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
                 var v = skipSpace(p, end &+ 1)
                 guard p[v] == UInt8(ascii: ":") else { return nil }
@@ -221,6 +220,22 @@ extension JSONDocument.Parser {
         s.pointee.slotFields = fields
         s.pointee.slotObject = object
         return i
+    }
+
+    /// Where the key starting at `start` (after its quote) ends, for matching it with a
+    /// method's declared names: a key of up to 7 bytes ends at the first quote of its first
+    /// word, unchecked — a key that is a declared name is then a plain string (no declared
+    /// name has a quote, a backslash, a control or a high byte: `Fields.init`), and any
+    /// other is refused (`declaredParams` returns nil and the parser reads the object);
+    /// a longer key is scanned (nil: it has escapes).
+    @inline(__always)
+    private static func declaredKeyEnd(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int) throws(JSONParseError) -> Int? {
+        let ones: UInt64 = 0x0101_0101_0101_0101, x = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self) ^ (ones &* 0x22)
+        // (The lowest byte that was a quote is the lowest marked: borrows only carry upwards.)
+        let quote = (x &- ones) & ~x & 0x8080_8080_8080_8080
+        if quote != 0 { return start &+ quote.trailingZeroBitCount >> 3 }
+        let (end, kind) = try string(p, n, start)
+        return kind == .string ? end : nil
     }
 
     /// A string or a number value starting at `j` (its first byte `c`) into the tape, without

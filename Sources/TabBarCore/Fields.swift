@@ -98,6 +98,11 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
         let entries = UnsafeMutablePointer<Entry>.allocate(capacity: names.count + 1)
         for (j, name) in names.enumerated() {
             precondition(name.hasPointerRepresentation, "a field's name is a string literal")
+            // (Plain ASCII, no quote or backslash: the envelope reader matches keys by their
+            // bytes before it checks them, `declaredKeyEnd`.)
+            precondition(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+                .allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+                         "field \(name) is plain printable ASCII")
             // The name's bytes followed by zeros, for its first word.
             var padded = [UInt8](repeating: 0, count: name.utf8CodeUnitCount + 8)
             for k in 0..<name.utf8CodeUnitCount { padded[k] = name.utf8Start[k] }

@@ -129,3 +129,52 @@ import TabBarTesting
         }
     }
 }
+
+/// A declared params' short key is matched by its bytes up to the first quote before it is
+/// checked (`declaredKeyEnd`): keys near declared names with a quote, a backslash, a
+/// control or a high byte, escapes, cut short at the end of the line, or of 7, 8 and more
+/// bytes read (command, error, or the line's refusal) as the old reading reads them.
+@Suite struct NumbersDeclaredKeysTests {
+    static func outcome(_ line: String, declared: Bool) -> String {
+        let bytes = Array(line.utf8)
+        if declared {
+            let doc = JSONDocument()
+            return bytes.withUnsafeBufferPointer { b in
+                withExtendedLifetime(doc) {
+                    switch Envelope.decode(b, into: doc) {
+                    case .failure(let r): return "rejected \(r)"
+                    case .success(let r): return "\(Methods.command(for: r, limits: Limits()))"
+                    }
+                }
+            }
+        }
+        let doc: JSONDocument
+        do { doc = try JSONDocument(parsing: bytes) } catch {
+            return "rejected \(Envelope.Rejection(id: .null, error: .parseError(error.description), silent: false))"
+        }
+        return withExtendedLifetime(doc) {
+            switch Envelope.decode(doc.root) {
+            case .failure(let r): return "rejected \(r)"
+            case .success(let r):
+                guard let spec = Methods.spec(named: r.method) else { return "\(Result<Command, RPCError>.failure(.methodNotFound(r.method)))" }
+                return "\(Result { () throws(RPCError) in try spec.decodeWalking(try Params(r.params), Limits()) })"
+            }
+        }
+    }
+
+    @Test func nearKeysReadAsTheOldWay() {
+        let keys = [#""x""#, #""x\"""#, #""x\\""#, #""x\"y""#, "\"x\u{01}\"", "\"x\u{e9}\"", #""\u0078""#, #""phase""#, #""phas\u0065""#,
+                    "\"phas\u{7f}\"", #""phase ""#, #"" phase""#, #""touch_i""#, #""touch_id""#, #""touch_idx""#, #""""#, #""y""#,
+                    #""xy""#, #""yx""#, "\"ph\u{0}se\"", #""\"""#]
+        for k in keys {
+            for rest in [#""phase":"down","y":1}}"#, #""x":2,"y":1,"phase":"up"}}"#, "", #""#] {
+                let line = #"{"id":1,"method":"touch","params":{\#(k):3,\#(rest)"#
+                let a = Self.outcome(line, declared: true), b = Self.outcome(line, declared: false)
+                #expect(a == b, "\(line)\n  \(a)\n  \(b)")
+            }
+            // The key last, the line cut right after it (its quote and the zero bytes that follow the text).
+            let cut = #"{"id":1,"method":"touch","params":{"phase":"down",\#(k)"#
+            #expect(Self.outcome(cut, declared: true) == Self.outcome(cut, declared: false), "\(cut)")
+        }
+    }
+}
