@@ -145,7 +145,7 @@ extension JSONDocument.Parser {
                     // The method's name, looked up once (its params, when they follow, are read by its fields).
                     let t = tokens[at]
                     if t.kind == .string {
-                        let names = MethodNames.shared  // (read once: a lazy global's check per read)
+                        let names = s.pointee.names
                         m.known = names.index(of: UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end &- t.start)))
                         if m.known >= 0 { knownFields = names.fields[m.known] }
                     } else {

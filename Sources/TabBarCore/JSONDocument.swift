@@ -58,6 +58,9 @@ public final class JSONDocument: @unchecked Sendable {
         /// The value's token of each of the first `Fields.slotCount` declared fields (0:
         /// absent), read and written in place (no copy of them on the stack).
         let slots: UnsafeMutablePointer<Int32>
+        /// The methods' names, as the envelope reader looks them up (`MethodNames.shared`,
+        /// taken once: a lazy global costs a `swift_once` call at every read).
+        let names = MethodNames.shared
     }
     let s: UnsafeMutablePointer<Storage>
 
