@@ -194,7 +194,8 @@ extension JSONDocument.Parser {
             while true {
                 guard p[i] == UInt8(ascii: "\"") else { return nil }
                 let start = i &+ 1
-                guard let end = try declaredKeyEnd(p, n, start), case let f = fields.match(p + start, end &- start), f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
+                guard let (end, word) = try declaredKeyEnd(p, n, start), case let f = fields.match(p + start, end &- start, word: word),
+                      f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
                 emit(Token(kind: .string, start: i32(start), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
                 var v = skipSpace(p, end &+ 1)
                 guard p[v] == UInt8(ascii: ":") else { return nil }
@@ -227,15 +228,17 @@ extension JSONDocument.Parser {
     /// word, unchecked — a key that is a declared name is then a plain string (no declared
     /// name has a quote, a backslash, a control or a high byte: `Fields.init`), and any
     /// other is refused (`declaredParams` returns nil and the parser reads the object);
-    /// a longer key is scanned (nil: it has escapes).
+    /// a longer key is scanned (nil: it has escapes). With the key's first word, as
+    /// `Fields.word` makes it.
     @inline(__always)
-    private static func declaredKeyEnd(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int) throws(JSONParseError) -> Int? {
-        let ones: UInt64 = 0x0101_0101_0101_0101, x = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self) ^ (ones &* 0x22)
-        // (The lowest byte that was a quote is the lowest marked: borrows only carry upwards.)
+    private static func declaredKeyEnd(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int) throws(JSONParseError) -> (end: Int, word: UInt64)? {
+        let ones: UInt64 = 0x0101_0101_0101_0101, w = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self), x = w ^ (ones &* 0x22)
+        // (The lowest byte that was a quote is the lowest marked: borrows only carry upwards.
+        // Its mark shifted down is the bit past the key's bytes: the key's `Fields.word`.)
         let quote = (x &- ones) & ~x & 0x8080_8080_8080_8080
-        if quote != 0 { return start &+ quote.trailingZeroBitCount >> 3 }
+        if quote != 0 { return (start &+ quote.trailingZeroBitCount >> 3, w & ((quote & (0 &- quote)) >> 7 &- 1)) }
         let (end, kind) = try string(p, n, start)
-        return kind == .string ? end : nil
+        return kind == .string ? (end, Fields.word(p + start, end &- start)) : nil
     }
 
     /// A string or a number value starting at `j` (its first byte `c`) into the tape, without

@@ -75,8 +75,11 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
         /// The index of the declared name that the `n` bytes at `p` spell, or -1. Eight bytes
         /// from `p` must be readable (a key in a document's text is: zero bytes follow the text).
         @inline(__always)
-        func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
-            let w = Fields.word(p, n)
+        func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int { match(p, n, word: Fields.word(p, n)) }
+
+        /// `match` given the bytes' first word (`Fields.word(p, n)`, which the caller has).
+        @inline(__always)
+        func match(_ p: UnsafePointer<UInt8>, _ n: Int, word w: UInt64) -> Int {
             let byWord = table + mask + 1
             var h = Self.hash(word: w, n) & mask
             while case let j = Int(byWord[h]), j >= 0 {

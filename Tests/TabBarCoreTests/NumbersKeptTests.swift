@@ -162,6 +162,22 @@ import TabBarTesting
         }
     }
 
+    /// Plain declared keys of every length are read by the envelope reader itself (its
+    /// slots filled), not left to the parser.
+    @Test func declaredKeysAreReadByTheirWord() throws {
+        for (method, params) in [("touch", #"{"x":1,"y":2,"phase":"up","touch_id":3}"#), ("tab.select", #"{"index":1,"if_seq":2,"source":"user"}"#),
+                                 ("animation.begin", #"{"kind":"k","duration_ms":5,"tab":"a"}"#), ("nav.push", #"{"hides_bar":true}"#),
+                                 ("scroll", #"{"dy":1}"#), ("bar.set_hidden", #"{"hidden":true,"animated":false,"reason":"explicit"}"#)] {
+            let doc = JSONDocument()
+            let bytes = Array(#"{"id":1,"method":"\#(method)","params":\#(params)}"#.utf8)
+            let r = try bytes.withUnsafeBufferPointer { b throws(Envelope.Rejection) in try Envelope.read(b, into: doc) }
+            withExtendedLifetime(doc) {
+                #expect(doc.s.pointee.slotObject == r.params?.index, "\(method) \(params)")
+                #expect(Methods.command(for: r, limits: Limits()) == Methods.command(for: Request(id: nil, method: method, params: try! JSON.parse(Array(params.utf8))), limits: Limits()))
+            }
+        }
+    }
+
     @Test func nearKeysReadAsTheOldWay() {
         let keys = [#""x""#, #""x\"""#, #""x\\""#, #""x\"y""#, "\"x\u{01}\"", "\"x\u{e9}\"", #""\u0078""#, #""phase""#, #""phas\u0065""#,
                     "\"phas\u{7f}\"", #""phase ""#, #"" phase""#, #""touch_i""#, #""touch_id""#, #""touch_idx""#, #""""#, #""y""#,
