@@ -193,4 +193,25 @@ import TabBarTesting
             #expect(Self.outcome(cut, declared: true) == Self.outcome(cut, declared: false), "\(cut)")
         }
     }
+
+    /// The envelope's method and version are matched by their bytes before they are
+    /// scanned (`knownMethod`, `"2.0"`): names near known ones (a quote, a backslash, an
+    /// escape, a control or high byte, 4 to 17 bytes), versions near "2.0", cut at the end
+    /// of the line, read (request, error, or the line's refusal) as the old reading reads them.
+    @Test func nearMethodsAndVersionsReadAsTheOldWay() {
+        let methods = [#""touch""#, #""touch\"""#, #""touc""#, #""touchh""#, #""\u0074ouch""#, #""tab.select""#, #""tab.selec""#,
+                       #""tab.selectt""#, #""tab.select\\""#, "\"tab.s\u{e9}lect\"", "\"tou\u{01}ch\"", #""ping""#, #""state.get""#,
+                       #""animation.begin""#, #""animation.begin2""#, #""""#, #""bar.configure""#, #""nope""#, "7", "null"]
+        let versions = [#""2.0""#, #""2.00""#, #""2.""#, #""\u0032.0""#, #""2.0\"""#, #"" 2.0""#, "2.0", #""1.0""#]
+        for method in methods {
+            for version in versions {
+                for line in [#"{"jsonrpc":\#(version),"id":1,"method":\#(method),"params":{"x":1,"y":2,"phase":"up","index":0}}"#,
+                             #"{"method":\#(method),"jsonrpc":\#(version)}"#, #"{"id":"a","method":\#(method)"#, #"{"jsonrpc":\#(version)"#,
+                             #"{"method":\#(method),"method":\#(method)}"#, #"{"o":1,"method":\#(method),"params":{"index":1}}"#] {
+                    let a = Self.outcome(line, declared: true), b = Self.outcome(line, declared: false)
+                    #expect(a == b, "\(line)\n  \(a)\n  \(b)")
+                }
+            }
+        }
+    }
 }
