@@ -49,6 +49,9 @@ extension JSONDocument.Parser {
     /// little-endian word.
     private static let idQ: UInt64 = 0x226469, methodQ: UInt64 = 0x22646F6874656D, paramsQ: UInt64 = 0x22736D61726170, jsonrpcQ: UInt64 = 0x226370726E6F736A
 
+    /// `"2.0"` with its quotes, as the bytes of a little-endian word.
+    private static let version: UInt64 = 0x22_30_2E_32_22
+
     /// Other keys of the envelope, at most this many, are compared for duplicates here
     /// (more: the whole line is parsed and read as `Envelope.read(_: JSONValue)` reads it).
     static let otherKeys = 16
@@ -132,7 +135,17 @@ extension JSONDocument.Parser {
                 let at = count
                 // A string or a number here (the envelope's own values), anything else by the parser.
                 let c = p[j]
-                if let end = try scalar(p, n, j, c, &tokens, &capacity, &count, s) {
+                if slot == 1 && m.method < 0 && c == UInt8(ascii: "\""), let (end, known) = knownMethod(p, j &+ 1, s.pointee.names) {
+                    // A known method's name, found by its bytes before they are scanned (see `knownMethod`).
+                    emit(Token(kind: .string, start: i32(j &+ 1), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
+                    i = end &+ 1
+                    m.known = known
+                    knownFields = s.pointee.names.fields[known]
+                } else if slot == 3 && UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self) & 0xFF_FFFF_FFFF == version {
+                    // `"2.0"`, the one version (8 bytes can be read: zero bytes follow the text).
+                    emit(Token(kind: .string, start: i32(j &+ 1), end: i32(j &+ 4), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
+                    i = j &+ 5
+                } else if let end = try scalar(p, n, j, c, keep: false, &tokens, &capacity, &count, s) {
                     i = end
                 } else if slot == 2 && c == UInt8(ascii: "{"), let fields = knownFields,
                           let end = try declaredParams(p, n, j, fields, maxDepth: maxDepth, &tokens, &capacity, &count, s) {
@@ -141,11 +154,11 @@ extension JSONDocument.Parser {
                     count = at  // (what `declaredParams` read of a refused object)
                     i = try value(p, n, j, depth: 1, maxDepth: maxDepth, &tokens, &capacity, &count, s)
                 }
-                if slot == 1 && m.method < 0 {
+                if slot == 1 && m.method < 0 && m.known == -2 {
                     // The method's name, looked up once (its params, when they follow, are read by its fields).
                     let t = tokens[at]
                     if t.kind == .string {
-                        let names = MethodNames.shared  // (read once: a lazy global's check per read)
+                        let names = s.pointee.names
                         m.known = names.index(of: UnsafeBufferPointer(start: p + Int(t.start), count: Int(t.end &- t.start)))
                         if m.known >= 0 { knownFields = names.fields[m.known] }
                     } else {
@@ -194,15 +207,15 @@ extension JSONDocument.Parser {
             while true {
                 guard p[i] == UInt8(ascii: "\"") else { return nil }
                 let start = i &+ 1
-                let (end, kind) = try string(p, n, start)
-                guard kind == .string, case let f = fields.match(p + start, end &- start), f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
+                guard let (end, word) = try declaredKeyEnd(p, n, start), case let f = fields.match(p + start, end &- start, word: word),
+                      f >= 0, f < Fields.slotCount, slots[f] == 0 else { return nil }
                 emit(Token(kind: .string, start: i32(start), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
                 var v = skipSpace(p, end &+ 1)
                 guard p[v] == UInt8(ascii: ":") else { return nil }
                 v = skipSpace(p, v &+ 1)
                 slots[f] = i32(count)
                 let c = p[v]
-                if let end = try scalar(p, n, v, c, &tokens, &capacity, &count, s) {
+                if let end = try scalar(p, n, v, c, keep: true, &tokens, &capacity, &count, s) {
                     i = end
                 } else {
                     i = try value(p, n, v, depth: 2, maxDepth: maxDepth, &tokens, &capacity, &count, s)
@@ -223,11 +236,57 @@ extension JSONDocument.Parser {
         return i
     }
 
-    /// A string or a number value starting at `j` (its first byte `c`) into the tape, without
-    /// the parser's general loop (the envelope's and the declared params' values); returns the
-    /// index after it. nil: another kind of value, for `Parser.value`.
+    /// Where the key starting at `start` (after its quote) ends, for matching it with a
+    /// method's declared names: a key of up to 7 bytes ends at the first quote of its first
+    /// word, unchecked — a key that is a declared name is then a plain string (no declared
+    /// name has a quote, a backslash, a control or a high byte: `Fields.init`), and any
+    /// other is refused (`declaredParams` returns nil and the parser reads the object);
+    /// a longer key is scanned (nil: it has escapes). With the key's first word, as
+    /// `Fields.word` makes it.
     @inline(__always)
-    private static func scalar(_ p: UnsafePointer<UInt8>, _ n: Int, _ j: Int, _ c: UInt8,
+    private static func declaredKeyEnd(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int) throws(JSONParseError) -> (end: Int, word: UInt64)? {
+        let ones: UInt64 = 0x0101_0101_0101_0101, w = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self), x = w ^ (ones &* 0x22)
+        // (The lowest byte that was a quote is the lowest marked: borrows only carry upwards.
+        // Its mark shifted down is the bit past the key's bytes: the key's `Fields.word`.)
+        let quote = (x &- ones) & ~x & 0x8080_8080_8080_8080
+        if quote != 0 { return (start &+ quote.trailingZeroBitCount >> 3, w & ((quote & (0 &- quote)) >> 7 &- 1)) }
+        let (end, kind) = try string(p, n, start)
+        return kind == .string ? (end, Fields.word(p + start, end &- start)) : nil
+    }
+
+    /// The method whose name the string at `start` (after its opening quote) is, found by its
+    /// bytes up to the first quote in its first 16, before they are scanned: a known name
+    /// is a plain string (no method's name has a quote, a backslash, a control or a high
+    /// byte: `MethodNames.init`), and the string ends at that quote; nil: any other string,
+    /// or one that may reach the end of the text in those bytes (the second word is read only
+    /// when the first has no zero byte), for the scan. With the index after the name.
+    @inline(__always)
+    private static func knownMethod(_ p: UnsafePointer<UInt8>, _ start: Int, _ names: MethodNames) -> (end: Int, known: Int)? {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        let quotes: UInt64 = ones &* 0x22
+        let w0: UInt64 = UnsafeRawPointer(p + start).loadUnaligned(as: UInt64.self)
+        let q0: UInt64 = zeroByte(w0 ^ quotes)
+        var end: Int
+        if q0 != 0 {
+            end = start &+ q0.trailingZeroBitCount >> 3
+        } else {
+            guard zeroByte(w0) == 0 else { return nil }
+            let w1: UInt64 = UnsafeRawPointer(p + (start &+ 8)).loadUnaligned(as: UInt64.self)
+            let q1: UInt64 = zeroByte(w1 ^ quotes)
+            guard q1 != 0 else { return nil }
+            end = start &+ 8 &+ q1.trailingZeroBitCount >> 3
+        }
+        let known = names.index(of: UnsafeBufferPointer(start: p + start, count: end &- start))
+        return known >= 0 ? (end, known) : nil
+    }
+
+    /// A string or a number value starting at `j` (its first byte `c`) into the tape, without
+    /// the parser's general loop (the envelope's and the declared params' values), a number's
+    /// value kept in its token when `keep` (the declared params': their readers use it);
+    /// returns the index after it. nil: another kind of value, for `Parser.value`.
+    @inline(__always)
+    private static func scalar(_ p: UnsafePointer<UInt8>, _ n: Int, _ j: Int, _ c: UInt8, keep: Bool,
                                _ tokens: inout UnsafeMutablePointer<Token>, _ capacity: inout Int, _ count: inout Int,
                                _ s: UnsafeMutablePointer<JSONDocument.Storage>) throws(JSONParseError) -> Int? {
         if c == UInt8(ascii: "\"") {
@@ -236,8 +295,8 @@ extension JSONDocument.Parser {
             return end &+ 1
         }
         if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
-            let end = try number(p, j)
-            emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count &+ 1), count: 0), &tokens, &capacity, &count, s)
+            let (end, value) = try number(p, j, keep: keep)
+            emit(Token(kind: .number, start: i32(j), end: i32(end), next: i32(count &+ 1), count: value), &tokens, &capacity, &count, s)
             return end
         }
         return nil

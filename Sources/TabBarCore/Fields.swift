@@ -75,8 +75,11 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
         /// The index of the declared name that the `n` bytes at `p` spell, or -1. Eight bytes
         /// from `p` must be readable (a key in a document's text is: zero bytes follow the text).
         @inline(__always)
-        func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
-            let w = Fields.word(p, n)
+        func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int { match(p, n, word: Fields.word(p, n)) }
+
+        /// `match` given the bytes' first word (`Fields.word(p, n)`, which the caller has).
+        @inline(__always)
+        func match(_ p: UnsafePointer<UInt8>, _ n: Int, word w: UInt64) -> Int {
             let byWord = table + mask + 1
             var h = Self.hash(word: w, n) & mask
             while case let j = Int(byWord[h]), j >= 0 {
@@ -98,6 +101,11 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
         let entries = UnsafeMutablePointer<Entry>.allocate(capacity: names.count + 1)
         for (j, name) in names.enumerated() {
             precondition(name.hasPointerRepresentation, "a field's name is a string literal")
+            // (Plain ASCII, no quote or backslash: the envelope reader matches keys by their
+            // bytes before it checks them, `declaredKeyEnd`.)
+            precondition(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+                .allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+                         "field \(name) is plain printable ASCII")
             // The name's bytes followed by zeros, for its first word.
             var padded = [UInt8](repeating: 0, count: name.utf8CodeUnitCount + 8)
             for k in 0..<name.utf8CodeUnitCount { padded[k] = name.utf8Start[k] }

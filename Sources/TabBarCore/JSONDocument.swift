@@ -19,8 +19,28 @@ public final class JSONDocument: @unchecked Sendable {
         public var end: Int32
         /// The index of the token after this value (and all it contains).
         public var next: Int32
-        /// Members (objects) or elements (arrays).
+        /// Members (objects) or elements (arrays). Numbers: their value, when the reader
+        /// kept it as it read the literal (`kept`), else `Token.notKept`.
         public var count: Int32
+
+        /// A number's `count` when its value is not kept (it is read from the literal), as
+        /// every other value's that is not a container.
+        public static let notKept: Int32 = 0
+
+        /// A number's value as the reader kept it: exactly `digits` / 10^`scale` (`digits`
+        /// the literal's digits without the point, its sign applied, `scale` the digits
+        /// after the point); nil: not kept. Kept in `count` as `digits << 4 | (scale + 1)`:
+        /// the envelope reader keeps the numbers of a method's declared params when they
+        /// have at most 8 digits and no exponent (not a negative zero, which `digits` cannot
+        /// hold).
+        @inline(__always)
+        var kept: (digits: Int32, scale: Int)? {
+            count & 15 == 0 ? nil : (count >> 4, Int(count & 15) &- 1)
+        }
+
+        /// The `count` of a number kept as `digits` / 10^`scale` (see `kept`).
+        @inline(__always)
+        static func keptNumber(_ digits: Int32, scale: Int) -> Int32 { digits << 4 | Int32(truncatingIfNeeded: scale &+ 1) }
     }
 
     /// What a parse fills in. Held through a pointer (`let`), so that reading it costs no
@@ -38,6 +58,9 @@ public final class JSONDocument: @unchecked Sendable {
         /// The value's token of each of the first `Fields.slotCount` declared fields (0:
         /// absent), read and written in place (no copy of them on the stack).
         let slots: UnsafeMutablePointer<Int32>
+        /// The methods' names, as the envelope reader looks them up (`MethodNames.shared`,
+        /// taken once: a lazy global costs a `swift_once` call at every read).
+        let names = MethodNames.shared
     }
     let s: UnsafeMutablePointer<Storage>
 

@@ -72,8 +72,8 @@ extension JSONDocument {
                         continue value
                     }
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    let end = try number(p, i)
-                    emit(Token(kind: .number, start: i32(i), end: i32(end), next: i32(count + 1), count: 0), &tokens, &capacity, &count, s)
+                    let (end, value) = try number(p, i, keep: false)
+                    emit(Token(kind: .number, start: i32(i), end: i32(end), next: i32(count + 1), count: value), &tokens, &capacity, &count, s)
                     i = end
                 case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
                     let (word, kind): (StaticString, Token.Kind) = c == UInt8(ascii: "t") ? ("true", .true) : c == UInt8(ascii: "f") ? ("false", .false) : ("null", .null)
@@ -230,34 +230,53 @@ extension JSONDocument {
             return i + length
         }
 
-        /// A number starting at `i` (a '-' or a digit); returns its end.
+        /// A number starting at `i` (a '-' or a digit): its end, and its token's `count`: its
+        /// value when `keep` and it can be kept (`Token.kept`), else `Token.notKept`.
         @inline(__always)
-        static func number(_ p: UnsafePointer<UInt8>, _ start: Int) throws(JSONParseError) -> Int {
+        static func number(_ p: UnsafePointer<UInt8>, _ start: Int, keep: Bool) throws(JSONParseError) -> (end: Int, count: Int32) {
             @inline(__always) func digit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
             var i = start
-            if p[i] == UInt8(ascii: "-") { i &+= 1 }
+            let negative = p[i] == UInt8(ascii: "-")
+            if negative { i &+= 1 }
+            let first = i
+            // The digits, read as they are checked when kept (wrapping past 8 of them: then unused).
+            var m: Int32 = 0
             // A plain integer (the common number): a digit 1-9, digits, then no '.' or exponent.
             if p[i] &- 0x31 < 9 {
-                i &+= 1
-                while digit(p[i]) { i &+= 1 }
-                if p[i] != UInt8(ascii: ".") && p[i] | 0x20 != UInt8(ascii: "e") { return i }
+                while case let d = p[i] &- 0x30, d < 10 {
+                    if keep { m = m &* 10 &+ Int32(d) }
+                    i &+= 1
+                }
+                if p[i] != UInt8(ascii: ".") && p[i] | 0x20 != UInt8(ascii: "e") {
+                    return (i, keep && i &- first <= 8 ? Token.keptNumber(negative ? 0 &- m : m, scale: 0) : Token.notKept)
+                }
             } else {
                 guard digit(p[i]) else { throw fail(i, "invalid number") }
                 i &+= 1  // a single zero
                 if digit(p[i]) { throw fail(i, "numbers may not have leading zeros") }
             }
+            let whole = i &- first
+            var scale = 0
             if p[i] == UInt8(ascii: ".") {
                 i &+= 1
                 guard digit(p[i]) else { throw fail(i, "invalid number: digits expected after '.'") }
-                while digit(p[i]) { i &+= 1 }
+                let f = i
+                while case let d = p[i] &- 0x30, d < 10 {
+                    if keep { m = m &* 10 &+ Int32(d) }
+                    i &+= 1
+                }
+                scale = i &- f
             }
             if p[i] | 0x20 == UInt8(ascii: "e") {
                 i &+= 1
                 if p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-") { i &+= 1 }
                 guard digit(p[i]) else { throw fail(i, "invalid number: digits expected in the exponent") }
                 while digit(p[i]) { i &+= 1 }
+                return (i, Token.notKept)
             }
-            return i
+            // (-0.0 is a negative zero, which `digits` cannot hold.)
+            guard keep, whole &+ scale <= 8, !(negative && m == 0) else { return (i, Token.notKept) }
+            return (i, Token.keptNumber(negative ? 0 &- m : m, scale: scale))
         }
 
         /// Where the first byte from `i` on that is a quote, a backslash, a control byte

@@ -74,10 +74,36 @@ public struct JSONValue: Sendable {
         return UnsafeBufferPointer(start: doc.bytes.baseAddress! + Int(t.start), count: Int(t.end &- t.start))
     }
 
-    /// A whole number that fits an Int (digits only, optional `-`).
-    public var intValue: Int? { numberBytes.flatMap(Self.int) }
+    /// A whole number that fits an Int (digits only, optional `-`): as the reader kept it
+    /// (`Token.kept`), else read from the literal.
+    public var intValue: Int? {
+        @inline(__always) get {
+            let t = token
+            guard t.kind == .number else { return nil }
+            if let (digits, scale) = t.kept { return scale == 0 ? Int(digits) : nil }
+            return Self.int(of: self)
+        }
+    }
 
-    public var doubleValue: Double? { numberBytes.map(Self.double) }
+    /// `int` of a number token's literal (out of line: the kept value is the common case).
+    @inline(never)
+    static func int(of v: JSONValue) -> Int? { int(v.numberBytes!) }
+
+    /// A number as a Double, rounded as `strtod` rounds it (see `double`): as the reader kept
+    /// it (`Token.kept`: its digits and a power of ten of at most 10^8, both exact, so that
+    /// one division rounds correctly, as in `exactDouble`), else read from the literal.
+    public var doubleValue: Double? {
+        @inline(__always) get {
+            let t = token
+            guard t.kind == .number else { return nil }
+            if let (digits, scale) = t.kept { return scale == 0 ? Double(digits) : Double(digits) / Self.powersOfTen[scale] }
+            return Self.double(of: self)
+        }
+    }
+
+    /// `double` of a number token's literal (out of line: the kept value is the common case).
+    @inline(never)
+    static func double(of v: JSONValue) -> Double { double(v.numberBytes!) }
 
     /// A number literal (already validated) as an Int, if it is a whole number (digits, an
     /// optional `-`) that fits one.

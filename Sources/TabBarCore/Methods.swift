@@ -261,6 +261,10 @@ struct MethodNames: @unchecked Sendable {
         lengths = .allocate(capacity: names.count)
         var at = 0
         for (k, n) in utf8.enumerated() {
+            // (Plain ASCII, no quote or backslash: the envelope reader finds a name by its
+            // bytes before it checks them, `knownMethod`.)
+            precondition(!n.isEmpty && n.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+                         "method \(names[k]) is plain printable ASCII")
             starts[k] = at
             lengths[k] = n.count
             for (j, b) in n.enumerated() { bytes[at + j] = b }

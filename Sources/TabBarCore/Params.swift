@@ -225,7 +225,7 @@ public struct Params: Sendable {
     @inline(__always)
     public func int(_ key: StaticString, range: ClosedRange<Int>? = nil) throws(RPCError) -> Int? {
         guard let v = self[key], !v.isNull else { return nil }
-        if let literal = v.numberBytes, let i = JSONValue.int(literal), (range ?? Self.safeIntegers).contains(i) { return i }
+        if let i = v.intValue, (range ?? Self.safeIntegers).contains(i) { return i }
         throw refusedInt(v, key, range: range ?? Self.safeIntegers)
     }
 
@@ -246,7 +246,7 @@ public struct Params: Sendable {
     @inline(__always)
     public func double(_ key: StaticString, range: ClosedRange<Double>? = nil) throws(RPCError) -> Double? {
         guard let v = self[key], !v.isNull else { return nil }
-        if let literal = v.numberBytes, case let d = JSONValue.double(literal), d.isFinite, range?.contains(d) ?? true { return d }
+        if let d = v.doubleValue, d.isFinite, range?.contains(d) ?? true { return d }
         throw refusedDouble(v, key, range: range)
     }
 
