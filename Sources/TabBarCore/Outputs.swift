@@ -48,9 +48,9 @@ public enum Reply: Equatable, Sendable {
             o.uncheckedSeqHead(s); o.unchecked(#","target":"#); o.uncheckedOptional(target)
             o.unchecked(#","consumed":"#); o.uncheckedBool(consumed)
             o.unchecked(#","commit":"#)
-            if let commit { o.unchecked("\""); o.utf8(commit.rawValue); o.put("\"") } else { o.unchecked("null") }
-            if ignored { o.put(#","ignored":true"#) }
-            o.put("}")
+            if let commit { o.unchecked("\""); o.uncheckedShort(commit.wireName); o.unchecked("\"") } else { o.unchecked("null") }
+            if ignored { o.unchecked(#","ignored":true"#) }
+            o.unchecked("}")
         case let .badge(s, item, limits, ignored):
             o.seqHead(s); item.writeBadge(limits, into: &o)
             if ignored { o.put(#","ignored":true"#) }
@@ -176,6 +176,18 @@ extension ByteBuffer {
 
     /// `source` in room already reserved (9 bytes).
     @inline(__always) mutating func uncheckedSource(_ s: Source) { if s == .user { unchecked(#""user""#) } else { unchecked(#""program""#) } }
+}
+
+extension Commit {
+    /// `rawValue` as a literal (at most 16 bytes): written with a few loads and stores, no
+    /// `String` made and released (EncoderAgreementTests compares every case's reply with `rawValue`'s).
+    var wireName: StaticString {
+        switch self {
+        case .select: return "select"
+        case .reselect: return "reselect"
+        case .action: return "action"
+        }
+    }
 }
 
 extension Item {
