@@ -215,13 +215,15 @@ extension ByteBuffer {
     /// 0…9 of a word's bytes, the first digit in the lowest byte (the first in memory):
     /// split into two halves of four digits, those into two of two, those into digits, each
     /// step on all the parts at once (every part has room in its lane: no carry crosses).
+    /// A step puts quotient q and remainder x - q·d of each lane side by side, as
+    /// x·2^w - q·(d·2^w - 1): the quotient stays where the part was, the remainder goes up.
     @inline(__always) static func digits(_ v: UInt64) -> UInt64 {
         let high = v / 10_000
-        var x = high | (v &- high &* 10_000) << 32               // 2 lanes of 32 bits: 0…9999
-        let hundreds = ((x &* 10_486) >> 20) & 0x0000_007F_0000_007F  // x / 100 (exact below 43,690)
-        x = hundreds | (x &- hundreds &* 100) << 16              // 4 lanes of 16 bits: 0…99
-        let tens = ((x &* 103) >> 10) & 0x000F_000F_000F_000F    // x / 10 (exact below 179)
-        return tens | (x &- tens &* 10) << 8                     // 8 lanes of 8 bits: 0…9
+        var x = (v &<< 32) &- high &* (10_000 << 32 - 1)              // 2 lanes of 32 bits: 0…9999
+        let hundreds = ((x &* 10_486) &>> 20) & 0x0000_007F_0000_007F  // x / 100 (exact below 43,690)
+        x = (x &<< 16) &- hundreds &* (100 << 16 - 1)                  // 4 lanes of 16 bits: 0…99
+        let tens = ((x &* 103) &>> 10) & 0x000F_000F_000F_000F         // x / 10 (exact below 179)
+        return (x &<< 8) &- tens &* (10 << 8 - 1)                      // 8 lanes of 8 bits: 0…9
     }
 
     /// Stores a block of `digits` (8 bytes; room reserved), without its leading zeros if
