@@ -268,12 +268,10 @@ extension Wire {
     /// The reply line of a result, in the function that writes it (not a call of its own).
     @inline(__always)
     static func replyLine(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
-        id.withText { id in
-            o.reserve(32 &+ id.count)
-            o.unchecked(#"{"jsonrpc":"2.0","id":"#)
-            o.uncheckedAppend(id)
-            o.unchecked(#","result":"#)
-        }
+        o.reserve(32 &+ id.room)
+        o.unchecked(#"{"jsonrpc":"2.0","id":"#)
+        id.writeUnchecked(into: &o)
+        o.unchecked(#","result":"#)
         value.write(into: &o)
         o.put("}\n")
     }

@@ -1,0 +1,28 @@
+import Testing
+@testable import TabBarCore
+
+/// A reply's id is written as the id's four inline words stored whole (whatever its
+/// length) or, past 32 bytes, as its array: every length across that edge, after text
+/// already queued, in a buffer too small for the line (it grows at the reservation).
+@Suite struct WritesReplyTests {
+    @Test func idsOfEveryLengthAcrossTheInlineEdge() {
+        for n in 0...40 {
+            for before in [0, 1, 7, 31] {
+                let ids: [(RequestID, String)] = [
+                    (.string(String(repeating: "i", count: n)), "\"" + String(repeating: "i", count: n) + "\""),
+                    (.number(n == 0 ? "0" : String(repeating: "7", count: n)), n == 0 ? "0" : String(repeating: "7", count: n)),
+                ]
+                for (id, text) in ids {
+                    var o = ByteBuffer(capacity: 4)
+                    defer { o.free() }
+                    for _ in 0..<before { o.append(UInt8(ascii: ".")) }
+                    Wire.reply(id: id, .success(.seq(42)), into: &o)
+                    o.put("|")
+                    #expect(String(decoding: o.bytes, as: UTF8.self)
+                            == String(repeating: ".", count: before) + #"{"jsonrpc":"2.0","id":\#(text),"result":{"seq":42}}"# + "\n|",
+                            "id of \(text.utf8.count) bytes after \(before)")
+                }
+            }
+        }
+    }
+}
