@@ -24,27 +24,37 @@ public enum Reply: Equatable, Sendable {
     /// The server's own answers (statistics, sound lists, the harness): a value built for it.
     indirect case json(JSON)
 
-    /// Appends the reply's result value. (Consumed: the ids it carries are moved out to be
-    /// written, not copied and released.)
-    public consuming func write(into o: inout ByteBuffer) {
+    /// Appends the reply line to `id`: `{"jsonrpc":"2.0","id":…,"result":`, the value, `}`
+    /// and the newline. The whole line in one function: a typed value's one reservation
+    /// covers the head and the end too, with no call between them. (Consumed: the ids it
+    /// carries are moved out to be written, not copied and released.)
+    public consuming func writeLine(to id: RequestID, into o: inout ByteBuffer) {
+        /// Reserves `room` for the value's unchecked pieces and the line's own (the head and
+        /// its end), and writes the head.
+        @inline(__always) func head(_ room: Int) {
+            o.reserve(room &+ 34 &+ id.room)
+            o.unchecked(#"{"jsonrpc":"2.0","id":"#)
+            id.writeUnchecked(into: &o)
+            o.unchecked(#","result":"#)
+        }
         switch consume self {
-        case .none: o.put("null")
-        case .empty: o.put("{}")
-        case .seq(let s): o.reserve(28); o.uncheckedSeqHead(s); o.unchecked("}")
+        case .none: head(4); o.unchecked("null")
+        case .empty: head(2); o.unchecked("{}")
+        case .seq(let s): head(28); o.uncheckedSeqHead(s); o.unchecked("}")
         case let .selected(s, tab, previous, reselected):
-            // (One reservation for the whole value: the literal pieces, the seq, the texts.)
-            o.reserve(80 &+ tab.room &+ (previous?.room ?? 4))
+            // (One reservation for the whole line: the literal pieces, the seq, the texts.)
+            head(80 &+ tab.room &+ (previous?.room ?? 4))
             o.uncheckedSeqHead(s); o.unchecked(#","selected":"#); tab.writeUnchecked(into: &o)
             o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
             o.unchecked(#","reselected":"#); o.uncheckedBool(reselected); o.unchecked("}")
         case let .state(s, state, limits):
-            o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
+            head(0); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
         case let .feedback(s, f):
-            o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
+            head(0); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
         case let .visibility(s, v):
-            o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}")
+            head(0); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}")
         case let .touch(s, target, consumed, commit, ignored):
-            o.reserve(96 &+ (target?.room ?? 4))
+            head(96 &+ (target?.room ?? 4))
             o.uncheckedSeqHead(s); o.unchecked(#","target":"#); o.uncheckedOptional(target)
             o.unchecked(#","consumed":"#); o.uncheckedBool(consumed)
             o.unchecked(#","commit":"#)
@@ -52,17 +62,18 @@ public enum Reply: Equatable, Sendable {
             if ignored { o.unchecked(#","ignored":true"#) }
             o.unchecked("}")
         case let .badge(s, item, limits, ignored):
-            o.seqHead(s); item.writeBadge(limits, into: &o)
+            head(0); o.seqHead(s); item.writeBadge(limits, into: &o)
             if ignored { o.put(#","ignored":true"#) }
             o.put("}")
         case let .animation(s, id):
-            o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}")
-        case .json(let j): o.json(j)
+            head(0); o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}")
+        case .json(let j): head(0); o.json(j)
         }
+        o.put("}\n")
     }
 
     /// The reply as a `JSON` value (tests and tools).
-    public var json: JSON { try! JSON.parse(ByteBuffer.collect { write(into: &$0) }) }
+    public var json: JSON { try! JSON.parse(ByteBuffer.collect { writeLine(to: .null, into: &$0) })["result"]! }
 }
 
 /// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
@@ -252,7 +263,7 @@ extension Wire {
     public static func reply(id: RequestID, _ result: consuming Result<Reply, RPCError>, into o: inout ByteBuffer) {
         switch consume result {
         case .success(let value):
-            replyLine(id: id, value, into: &o)
+            value.writeLine(to: id, into: &o)
         case .failure(let error):
             var line: [UInt8] = []
             Wire.error(id: id, error, into: &line)
@@ -262,18 +273,7 @@ extension Wire {
 
     /// Appends a result's reply line.
     public static func reply(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
-        replyLine(id: id, value, into: &o)
-    }
-
-    /// The reply line of a result, in the function that writes it (not a call of its own).
-    @inline(__always)
-    static func replyLine(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
-        o.reserve(32 &+ id.room)
-        o.unchecked(#"{"jsonrpc":"2.0","id":"#)
-        id.writeUnchecked(into: &o)
-        o.unchecked(#","result":"#)
-        value.write(into: &o)
-        o.put("}\n")
+        value.writeLine(to: id, into: &o)
     }
 
     /// `reply` into an array (tests and tools).

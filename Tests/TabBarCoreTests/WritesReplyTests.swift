@@ -25,4 +25,22 @@ import Testing
             }
         }
     }
+
+    /// Every shape of reply is one line: the head, the value the tree encoder writes for
+    /// it, the end (a general value's head written before its checked pieces, a typed
+    /// value's in its one reservation).
+    @Test func everyReplyShapeIsWrittenAsOneLine() {
+        let texts: [String] = [#"{}"#, #"{"seq":3}"#, #"{"seq":1,"feedback":{"profile":"full","volume":0.5}}"#,
+                               #"{"seq":2,"animation":-7}"#, #"{"stats":[1,"two",null]}"#, "null"]
+        let replies: [Reply] = [.empty, .seq(3), .feedback(seq: 1, Feedback(volume: 0.5)), .animation(seq: 2, id: -7),
+                                .json(try! JSON.parse(Array(#"{"stats":[1,"two",null]}"#.utf8))), .none]
+        for (reply, text) in zip(replies, texts) {
+            for id in [RequestID.int(100_000), .string(String(repeating: "long id ", count: 6))] {
+                var line: [UInt8] = []
+                Wire.reply(id: id, .success(reply), into: &line)
+                let want = #"{"jsonrpc":"2.0","id":\#(id),"result":\#(text)}"# + "\n"
+                #expect(String(decoding: line, as: UTF8.self) == want)
+            }
+        }
+    }
 }
