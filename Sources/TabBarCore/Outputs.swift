@@ -26,8 +26,9 @@ public enum Reply: Equatable, Sendable {
 
     /// Appends the reply line to `id`: `{"jsonrpc":"2.0","id":…,"result":`, the value, `}`
     /// and the newline. The whole line in one function: a typed value's one reservation
-    /// covers the head and the end too, with no call between them. (Consumed: the ids it
-    /// carries are moved out to be written, not copied and released.)
+    /// covers the head and the end too, with no call between them, and each case ends the
+    /// line itself (`}}\n`: its value's closing brace and the line's, in one piece).
+    /// (Consumed: the ids it carries are moved out to be written, not copied and released.)
     public consuming func writeLine(to id: RequestID, into o: inout ByteBuffer) {
         /// Reserves `room` for the value's unchecked pieces and the line's own (the head and
         /// its end), and writes the head.
@@ -38,21 +39,21 @@ public enum Reply: Equatable, Sendable {
             o.unchecked(#","result":"#)
         }
         switch consume self {
-        case .none: head(4); o.unchecked("null")
-        case .empty: head(2); o.unchecked("{}")
-        case .seq(let s): head(28); o.uncheckedSeqHead(s); o.unchecked("}")
+        case .none: head(4); o.unchecked("null}\n")
+        case .empty: head(2); o.unchecked("{}}\n")
+        case .seq(let s): head(28); o.uncheckedSeqHead(s); o.unchecked("}}\n")
         case let .selected(s, tab, previous, reselected):
             // (One reservation for the whole line: the literal pieces, the seq, the texts.)
             head(80 &+ tab.room &+ (previous?.room ?? 4))
             o.uncheckedSeqHead(s); o.unchecked(#","selected":"#); tab.writeUnchecked(into: &o)
             o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
-            o.unchecked(#","reselected":"#); o.uncheckedBool(reselected); o.unchecked("}")
+            o.unchecked(#","reselected":"#); o.uncheckedBool(reselected); o.unchecked("}}\n")
         case let .state(s, state, limits):
-            head(0); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
+            head(0); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}}\n")
         case let .feedback(s, f):
-            head(0); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
+            head(0); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}}\n")
         case let .visibility(s, v):
-            head(0); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}")
+            head(0); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}}\n")
         case let .touch(s, target, consumed, commit, ignored):
             head(96 &+ (target?.room ?? 4))
             o.uncheckedSeqHead(s); o.unchecked(#","target":"#); o.uncheckedOptional(target)
@@ -60,16 +61,15 @@ public enum Reply: Equatable, Sendable {
             o.unchecked(#","commit":"#)
             if let commit { o.unchecked("\""); o.uncheckedShort(commit.wireName); o.unchecked("\"") } else { o.unchecked("null") }
             if ignored { o.unchecked(#","ignored":true"#) }
-            o.unchecked("}")
+            o.unchecked("}}\n")
         case let .badge(s, item, limits, ignored):
             head(0); o.seqHead(s); item.writeBadge(limits, into: &o)
             if ignored { o.put(#","ignored":true"#) }
-            o.put("}")
+            o.put("}}\n")
         case let .animation(s, id):
-            head(0); o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}")
-        case .json(let j): head(0); o.json(j)
+            head(0); o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}}\n")
+        case .json(let j): head(0); o.json(j); o.put("}\n")
         }
-        o.put("}\n")
     }
 
     /// The reply as a `JSON` value (tests and tools).
