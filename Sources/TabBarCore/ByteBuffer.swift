@@ -231,7 +231,7 @@ extension ByteBuffer {
     @inline(__always) static func digits(_ v: UInt64) -> UInt64 {
         let high = v / 10_000
         var x = (v &<< 32) &- high &* (10_000 << 32 - 1)              // 2 lanes of 32 bits: 0…9999
-        let hundreds = ((x &* 10_486) &>> 20) & 0x0000_007F_0000_007F  // x / 100 (exact below 43,690)
+        let hundreds = ((x &* 10_486) &>> 20) & 0x0000_007F_0000_007F  // x / 100 (exact below 43,699)
         x = (x &<< 16) &- hundreds &* (100 << 16 - 1)                  // 4 lanes of 16 bits: 0…99
         let tens = ((x &* 103) &>> 10) & 0x000F_000F_000F_000F         // x / 10 (exact below 179)
         return (x &<< 8) &- tens &* (10 << 8 - 1)                      // 8 lanes of 8 bits: 0…9
