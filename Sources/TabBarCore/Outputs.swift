@@ -112,12 +112,31 @@ public enum BarEvent: Equatable, Sendable {
         }
     }
 
+    /// The method name as a literal (at most 16 bytes): the line writes it with a few loads
+    /// and stores, no `String` made and released.
+    var name: StaticString {
+        switch self {
+        case .tabSelected: return "tab.selected"
+        case .tabReselected: return "tab.reselected"
+        case .actionTriggered: return "action.triggered"
+        case .actionFinished: return "action.finished"
+        case .badgeChanged: return "badge.changed"
+        case .barConfigured: return "bar.configured"
+        case .barVisibility: return "bar.visibility"
+        case .feedbackChanged: return "feedback.changed"
+        case .tabHighlighted: return "tab.highlighted"
+        case .animationCue: return "animation.cue"
+        case .animationBegan: return "animation.began"
+        case .animationEnded: return "animation.ended"
+        }
+    }
+
     /// Appends the whole notification line, newline included.
     public func write(into o: inout ByteBuffer) {
         o.reserve(64)
         o.unchecked(#"{"jsonrpc":"2.0","method":""#)
-        o.utf8(method)
-        o.put(#"","params":"#)
+        o.uncheckedShort(name)
+        o.unchecked(#"","params":"#)
         writeParams(into: &o)
         o.put("}\n")
     }

@@ -44,3 +44,35 @@ import Testing
         }
     }
 }
+
+/// An event's line names its method from the literal table (`BarEvent.name`), its topic from
+/// `method`: the two agree for every event, and the line is the notification of its params.
+@Suite struct WritesEventNameTests {
+    @Test func everyEventsLineNamesItsMethod() {
+        let item = Item(id: "home")
+        let state = BarState(items: [item])
+        let events: [BarEvent] = [
+            .tabSelected(seq: 1, tab: QuotedText("home"), previous: nil, source: .user),
+            .tabReselected(seq: 2, tab: QuotedText("home"), source: .program),
+            .actionTriggered(seq: 3, tab: QuotedText("home"), action: "go"),
+            .actionFinished(seq: 4, tab: "home"),
+            .badgeChanged(seq: 5, item, Limits()),
+            .barConfigured(seq: 6, state, Limits()),
+            .barVisibility(seq: 7, Visibility(), durationMs: 250),
+            .feedbackChanged(seq: 8, Feedback()),
+            .tabHighlighted(seq: 9, tab: QuotedText("home"), phase: .begin),
+            .animationCue(seq: 10, tab: nil, trigger: .visibility, kind: .pulse, descriptor: .obj(["a": .int(1)]), sound: nil),
+            .animationBegan(seq: 11, ActiveAnimation(id: 11, kind: "spin", tab: "home", durationMs: 300, startMs: 0)),
+            .animationEnded(seq: 12, id: 11, reason: .finished),
+        ]
+        var names = Set<String>()
+        for e in events {
+            #expect(String(describing: e.name) == e.method)
+            let line = String(decoding: e.line, as: UTF8.self)
+            let params = String(decoding: ByteBuffer.collect { e.writeParams(into: &$0) }, as: UTF8.self)
+            #expect(line == #"{"jsonrpc":"2.0","method":"\#(e.method)","params":\#(params)}"# + "\n")
+            names.insert(e.method)
+        }
+        #expect(names.count == 12)
+    }
+}
