@@ -172,7 +172,7 @@ public enum BarEvent: Equatable, Sendable {
         case let .tabHighlighted(s, tab, phase):
             o.reserve(64 &+ tab.room)
             o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
-            o.unchecked(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
+            o.unchecked(#","phase":""#); o.uncheckedShort(phase.wireName); o.unchecked(#""}"#)
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
             o.put(#","trigger":""#); o.utf8(trigger.rawValue)
@@ -216,6 +216,17 @@ extension Commit {
         case .select: return "select"
         case .reselect: return "reselect"
         case .action: return "action"
+        }
+    }
+}
+
+extension HighlightPhase {
+    /// `rawValue` as a literal, as `Commit.wireName` (WritesEventNameTests checks that the two agree).
+    var wireName: StaticString {
+        switch self {
+        case .begin: return "begin"
+        case .end: return "end"
+        case .cancel: return "cancel"
         }
     }
 }

@@ -75,4 +75,12 @@ import Testing
         }
         #expect(names.count == 12)
     }
+
+    @Test func everyHighlightPhaseIsWrittenAsItsRawValue() {
+        for phase in HighlightPhase.allCases {
+            #expect(String(describing: phase.wireName) == phase.rawValue)
+            let line = String(decoding: BarEvent.tabHighlighted(seq: 1, tab: QuotedText("a"), phase: phase).line, as: UTF8.self)
+            #expect(line.hasSuffix(#","phase":"\#(phase.rawValue)"}}"# + "\n"))
+        }
+    }
 }
