@@ -170,6 +170,17 @@ extension ByteBuffer {
         count &+= n
     }
 
+    /// The first `n` bytes of `words` (32 bytes of room reserved): all four stored whole.
+    @inline(__always) mutating func uncheckedWords(_ words: (UInt64, UInt64, UInt64, UInt64), count n: Int) {
+        assert(n <= 32 && capacity &- count >= 32)
+        let q = UnsafeMutableRawPointer(base + count)
+        q.storeBytes(of: words.0, as: UInt64.self)
+        q.storeBytes(of: words.1, toByteOffset: 8, as: UInt64.self)
+        q.storeBytes(of: words.2, toByteOffset: 16, as: UInt64.self)
+        q.storeBytes(of: words.3, toByteOffset: 24, as: UInt64.self)
+        count &+= n
+    }
+
     @inline(__always) mutating func seqHead(_ seq: UInt64) {
         put(#"{"seq":"#)
         uint(seq)
@@ -195,37 +206,45 @@ extension ByteBuffer {
             count &+= 1
             return
         }
-        // Two digits at a time, last first, into the room reserved past the end; then moved down.
-        let pairs = ByteBuffer.digitPairs.utf8Start
-        var x = v
-        var k = count &+ 20
-        while x >= 100 {
-            let q = x / 100
-            let r = Int(truncatingIfNeeded: x &- q &* 100) &* 2
-            k &-= 2
-            base[k] = pairs[r]
-            base[k &+ 1] = pairs[r &+ 1]
-            x = q
-        }
-        if x >= 10 {
-            let r = Int(truncatingIfNeeded: x) &* 2
-            k &-= 2
-            base[k] = pairs[r]
-            base[k &+ 1] = pairs[r &+ 1]
+        // Eight digits at a time, each block computed in one word (`digits`) and stored
+        // whole: the first block without its leading zeros, the others as they are.
+        if v < 100_000_000 { return uncheckedDigits(ByteBuffer.digits(v), leading: true) }
+        if v < 10_000_000_000_000_000 {
+            let high = v / 100_000_000
+            uncheckedDigits(ByteBuffer.digits(high), leading: true)
+            uncheckedDigits(ByteBuffer.digits(v &- high &* 100_000_000), leading: false)
         } else {
-            k &-= 1
-            base[k] = UInt8(truncatingIfNeeded: x) &+ 0x30
+            let high = v / 10_000_000_000_000_000, rest = v &- high &* 10_000_000_000_000_000
+            let middle = rest / 100_000_000
+            uncheckedDigits(ByteBuffer.digits(high), leading: true)
+            uncheckedDigits(ByteBuffer.digits(middle), leading: false)
+            uncheckedDigits(ByteBuffer.digits(rest &- middle &* 100_000_000), leading: false)
         }
-        let n = count &+ 20 &- k
-        // (The two may overlap: `copyShort` loads everything before it stores.)
-        if n <= 16 { ByteBuffer.copyShort(base + k, n, to: base + count) } else {
-            UnsafeMutableRawPointer(base + count).copyMemory(from: base + k, byteCount: n)
-        }
-        count &+= n
     }
 
-    /// "00" "01" … "99": the two digits of every number below 100.
-    @inline(__always) static var digitPairs: StaticString { "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899" }
+    /// The eight decimal digits of `v` (below 10^8, leading zeros included) as the values
+    /// 0…9 of a word's bytes, the first digit in the lowest byte (the first in memory):
+    /// split into two halves of four digits, those into two of two, those into digits, each
+    /// step on all the parts at once (every part has room in its lane: no carry crosses).
+    /// A step puts quotient q and remainder x - q·d of each lane side by side, as
+    /// x·2^w - q·(d·2^w - 1): the quotient stays where the part was, the remainder goes up.
+    @inline(__always) static func digits(_ v: UInt64) -> UInt64 {
+        let high = v / 10_000
+        var x = (v &<< 32) &- high &* (10_000 << 32 - 1)              // 2 lanes of 32 bits: 0…9999
+        let hundreds = ((x &* 10_486) &>> 20) & 0x0000_007F_0000_007F  // x / 100 (exact below 43,699)
+        x = (x &<< 16) &- hundreds &* (100 << 16 - 1)                  // 4 lanes of 16 bits: 0…99
+        let tens = ((x &* 103) &>> 10) & 0x000F_000F_000F_000F         // x / 10 (exact below 179)
+        return (x &<< 8) &- tens &* (10 << 8 - 1)                      // 8 lanes of 8 bits: 0…9
+    }
+
+    /// Stores a block of `digits` (8 bytes; room reserved), without its leading zeros if
+    /// `leading` (the block is then not 0).
+    @inline(__always) private mutating func uncheckedDigits(_ digits: UInt64, leading: Bool) {
+        let zeros = leading ? digits.trailingZeroBitCount & ~7 : 0  // (bits: 8 per leading zero)
+        let ascii = (digits &>> UInt64(zeros)) | 0x3030_3030_3030_3030
+        UnsafeMutableRawPointer(base + count).storeBytes(of: ascii.littleEndian, as: UInt64.self)
+        count &+= 8 &- zeros &>> 3
+    }
 
     @inline(__always) mutating func int(_ v: Int) {
         if v < 0 { append(UInt8(ascii: "-")) }

@@ -136,9 +136,20 @@ public struct JournalCheck {
     }
 
     @inline(__always) private mutating func block(_ w0: UInt64, _ w1: UInt64) {
-        a = ((a ^ w0) &* JournalCheck.k1).rotl(29)
-        b = ((b ^ w1) &* JournalCheck.k2).rotl(31)
+        block(w0, w1, JournalCheck.k1, JournalCheck.k2)
     }
+
+    @inline(__always) private mutating func block(_ w0: UInt64, _ w1: UInt64, _ k1: UInt64, _ k2: UInt64) {
+        a = ((a ^ w0) &* k1).rotl(29)
+        b = ((b ^ w1) &* k2).rotl(31)
+    }
+
+    /// `k`, as a value the optimizer cannot see: with the multipliers known, LLVM folds a
+    /// rotation's left shift into the multiply before it recognises the rotation (two
+    /// multiplies, a shift and an or per lane, not a multiply and a rotate). The loop over
+    /// a group's blocks reads them once.
+    @_optimize(none) @inline(never)
+    private static func opaque(_ k: UInt64) -> UInt64 { k }
 
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
@@ -159,11 +170,14 @@ public struct JournalCheck {
             pending = (0, 0)
             pendingCount = 0
         }
-        while n >= 16 {
-            block(UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)),
-                  UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-            p += 16
-            n -= 16
+        if n >= 16 {
+            let k1 = JournalCheck.opaque(JournalCheck.k1), k2 = JournalCheck.opaque(JournalCheck.k2)
+            repeat {
+                block(UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)),
+                      UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), k1, k2)
+                p += 16
+                n -= 16
+            } while n >= 16
         }
         if n > 0 {
             withUnsafeMutableBytes(of: &pending) { buf in
@@ -190,7 +204,7 @@ public struct JournalCheck {
 }
 
 extension UInt64 {
-    @inline(__always) fileprivate func rotl(_ k: UInt64) -> UInt64 { (self << k) | (self >> (64 - k)) }
+    @inline(__always) fileprivate func rotl(_ k: UInt64) -> UInt64 { (self &<< k) | (self &>> (64 &- k)) }
 }
 
 extension JournalGroup {

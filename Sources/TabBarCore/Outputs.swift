@@ -24,45 +24,56 @@ public enum Reply: Equatable, Sendable {
     /// The server's own answers (statistics, sound lists, the harness): a value built for it.
     indirect case json(JSON)
 
-    /// Appends the reply's result value. (Consumed: the ids it carries are moved out to be
-    /// written, not copied and released.)
-    public consuming func write(into o: inout ByteBuffer) {
+    /// Appends the reply line to `id`: `{"jsonrpc":"2.0","id":…,"result":`, the value, `}`
+    /// and the newline. The whole line in one function: a typed value's one reservation
+    /// covers the head and the end too, with no call between them, and each case ends the
+    /// line itself (`}}\n`: its value's closing brace and the line's, in one piece).
+    /// (Consumed: the ids it carries are moved out to be written, not copied and released.)
+    public consuming func writeLine(to id: RequestID, into o: inout ByteBuffer) {
+        /// Reserves `room` for the value's unchecked pieces and the line's own (the head and
+        /// its end), and writes the head.
+        @inline(__always) func head(_ room: Int) {
+            o.reserve(room &+ 34 &+ id.room)
+            o.unchecked(#"{"jsonrpc":"2.0","id":"#)
+            id.writeUnchecked(into: &o)
+            o.unchecked(#","result":"#)
+        }
         switch consume self {
-        case .none: o.put("null")
-        case .empty: o.put("{}")
-        case .seq(let s): o.reserve(28); o.uncheckedSeqHead(s); o.unchecked("}")
+        case .none: head(4); o.unchecked("null}\n")
+        case .empty: head(2); o.unchecked("{}}\n")
+        case .seq(let s): head(28); o.uncheckedSeqHead(s); o.unchecked("}}\n")
         case let .selected(s, tab, previous, reselected):
-            // (One reservation for the whole value: the literal pieces, the seq, the texts.)
-            o.reserve(80 &+ tab.room &+ (previous?.room ?? 4))
+            // (One reservation for the whole line: the literal pieces, the seq, the texts.)
+            head(80 &+ tab.room &+ (previous?.room ?? 4))
             o.uncheckedSeqHead(s); o.unchecked(#","selected":"#); tab.writeUnchecked(into: &o)
             o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
-            o.unchecked(#","reselected":"#); o.uncheckedBool(reselected); o.unchecked("}")
+            o.unchecked(#","reselected":"#); o.uncheckedBool(reselected); o.unchecked("}}\n")
         case let .state(s, state, limits):
-            o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
+            head(0); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}}\n")
         case let .feedback(s, f):
-            o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
+            head(0); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}}\n")
         case let .visibility(s, v):
-            o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}")
+            head(0); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}}\n")
         case let .touch(s, target, consumed, commit, ignored):
-            o.reserve(96 &+ (target?.room ?? 4))
+            head(96 &+ (target?.room ?? 4))
             o.uncheckedSeqHead(s); o.unchecked(#","target":"#); o.uncheckedOptional(target)
             o.unchecked(#","consumed":"#); o.uncheckedBool(consumed)
             o.unchecked(#","commit":"#)
-            if let commit { o.unchecked("\""); o.utf8(commit.rawValue); o.put("\"") } else { o.unchecked("null") }
-            if ignored { o.put(#","ignored":true"#) }
-            o.put("}")
+            if let commit { o.unchecked("\""); o.uncheckedShort(commit.wireName); o.unchecked("\"") } else { o.unchecked("null") }
+            if ignored { o.unchecked(#","ignored":true"#) }
+            o.unchecked("}}\n")
         case let .badge(s, item, limits, ignored):
-            o.seqHead(s); item.writeBadge(limits, into: &o)
+            head(0); o.seqHead(s); item.writeBadge(limits, into: &o)
             if ignored { o.put(#","ignored":true"#) }
-            o.put("}")
+            o.put("}}\n")
         case let .animation(s, id):
-            o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}")
-        case .json(let j): o.json(j)
+            head(0); o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}}\n")
+        case .json(let j): head(0); o.json(j); o.put("}\n")
         }
     }
 
     /// The reply as a `JSON` value (tests and tools).
-    public var json: JSON { try! JSON.parse(ByteBuffer.collect { write(into: &$0) }) }
+    public var json: JSON { try! JSON.parse(ByteBuffer.collect { writeLine(to: .null, into: &$0) })["result"]! }
 }
 
 /// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
@@ -101,12 +112,31 @@ public enum BarEvent: Equatable, Sendable {
         }
     }
 
+    /// The method name as a literal (at most 16 bytes): the line writes it with a few loads
+    /// and stores, no `String` made and released.
+    var name: StaticString {
+        switch self {
+        case .tabSelected: return "tab.selected"
+        case .tabReselected: return "tab.reselected"
+        case .actionTriggered: return "action.triggered"
+        case .actionFinished: return "action.finished"
+        case .badgeChanged: return "badge.changed"
+        case .barConfigured: return "bar.configured"
+        case .barVisibility: return "bar.visibility"
+        case .feedbackChanged: return "feedback.changed"
+        case .tabHighlighted: return "tab.highlighted"
+        case .animationCue: return "animation.cue"
+        case .animationBegan: return "animation.began"
+        case .animationEnded: return "animation.ended"
+        }
+    }
+
     /// Appends the whole notification line, newline included.
     public func write(into o: inout ByteBuffer) {
         o.reserve(64)
         o.unchecked(#"{"jsonrpc":"2.0","method":""#)
-        o.utf8(method)
-        o.put(#"","params":"#)
+        o.uncheckedShort(name)
+        o.unchecked(#"","params":"#)
         writeParams(into: &o)
         o.put("}\n")
     }
@@ -142,7 +172,7 @@ public enum BarEvent: Equatable, Sendable {
         case let .tabHighlighted(s, tab, phase):
             o.reserve(64 &+ tab.room)
             o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
-            o.unchecked(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
+            o.unchecked(#","phase":""#); o.uncheckedShort(phase.wireName); o.unchecked(#""}"#)
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
             o.put(#","trigger":""#); o.utf8(trigger.rawValue)
@@ -176,6 +206,29 @@ extension ByteBuffer {
 
     /// `source` in room already reserved (9 bytes).
     @inline(__always) mutating func uncheckedSource(_ s: Source) { if s == .user { unchecked(#""user""#) } else { unchecked(#""program""#) } }
+}
+
+extension Commit {
+    /// `rawValue` as a literal (at most 16 bytes): written with a few loads and stores, no
+    /// `String` made and released (EncoderAgreementTests compares every case's reply with `rawValue`'s).
+    var wireName: StaticString {
+        switch self {
+        case .select: return "select"
+        case .reselect: return "reselect"
+        case .action: return "action"
+        }
+    }
+}
+
+extension HighlightPhase {
+    /// `rawValue` as a literal, as `Commit.wireName` (WritesEventNameTests checks that the two agree).
+    var wireName: StaticString {
+        switch self {
+        case .begin: return "begin"
+        case .end: return "end"
+        case .cancel: return "cancel"
+        }
+    }
 }
 
 extension Item {
@@ -240,7 +293,7 @@ extension Wire {
     public static func reply(id: RequestID, _ result: consuming Result<Reply, RPCError>, into o: inout ByteBuffer) {
         switch consume result {
         case .success(let value):
-            replyLine(id: id, value, into: &o)
+            value.writeLine(to: id, into: &o)
         case .failure(let error):
             var line: [UInt8] = []
             Wire.error(id: id, error, into: &line)
@@ -250,20 +303,7 @@ extension Wire {
 
     /// Appends a result's reply line.
     public static func reply(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
-        replyLine(id: id, value, into: &o)
-    }
-
-    /// The reply line of a result, in the function that writes it (not a call of its own).
-    @inline(__always)
-    static func replyLine(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
-        id.withText { id in
-            o.reserve(32 &+ id.count)
-            o.unchecked(#"{"jsonrpc":"2.0","id":"#)
-            o.uncheckedAppend(id)
-            o.unchecked(#","result":"#)
-        }
-        value.write(into: &o)
-        o.put("}\n")
+        value.writeLine(to: id, into: &o)
     }
 
     /// `reply` into an array (tests and tools).

@@ -122,3 +122,18 @@ extension RequestID {
         self.init(words: (word(0), word(8), word(16), word(24)), count: n)
     }
 }
+
+extension RequestID {
+    /// Room `writeUnchecked(into:)` needs in a buffer.
+    var room: Int { @inline(__always) get { long?.count ?? RequestID.inlineCapacity } }
+
+    /// Writes the id's text in room already reserved (`room`): an inline id as its four
+    /// words whatever its length, with no copy to the stack first and no branch on the
+    /// length (the bytes past the text are room, written over by what follows).
+    @inline(__always)
+    func writeUnchecked(into o: inout ByteBuffer) {
+        assert(!isAbsent)
+        if let long { return long.withUnsafeBufferPointer { o.uncheckedAppend($0) } }
+        o.uncheckedWords(words, count: Int(count))
+    }
+}

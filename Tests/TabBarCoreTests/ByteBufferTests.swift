@@ -41,8 +41,8 @@ import Testing
         }
     }
 
-    /// Whole numbers of every digit count (their digits are moved into place as short
-    /// copies up to 16 digits), after text already written.
+    /// Whole numbers of every digit count (written in blocks of eight digits, the first
+    /// without its leading zeros), after text already written.
     @Test func wholeNumbersOfEveryLength() {
         var values: [UInt64] = [0, 1, 9, UInt64.max, UInt64.max - 1]
         var p: UInt64 = 10

@@ -3,7 +3,7 @@ import Testing
 @testable import TabBarCore
 import TabBarTesting
 
-/// The typed encoders (`Wire.reply`, `Reply.write`, `BarEvent.write`, `Persistence.journalLine`)
+/// The typed encoders (`Wire.reply`, `Reply.writeLine`, `BarEvent.write`, `Persistence.journalLine`)
 /// write each line with one reservation and unchecked pieces after it. Against a reference —
 /// the same line built as a `JSON` tree and encoded by `JSON.write`, the encoder every line
 /// went through before — over seeded random values: ids with escapes, non-ASCII and past

@@ -1,0 +1,86 @@
+import Testing
+@testable import TabBarCore
+
+/// A reply's id is written as the id's four inline words stored whole (whatever its
+/// length) or, past 32 bytes, as its array: every length across that edge, after text
+/// already queued, in a buffer too small for the line (it grows at the reservation).
+@Suite struct WritesReplyTests {
+    @Test func idsOfEveryLengthAcrossTheInlineEdge() {
+        for n in 0...40 {
+            for before in [0, 1, 7, 31] {
+                let ids: [(RequestID, String)] = [
+                    (.string(String(repeating: "i", count: n)), "\"" + String(repeating: "i", count: n) + "\""),
+                    (.number(n == 0 ? "0" : String(repeating: "7", count: n)), n == 0 ? "0" : String(repeating: "7", count: n)),
+                ]
+                for (id, text) in ids {
+                    var o = ByteBuffer(capacity: 4)
+                    defer { o.free() }
+                    for _ in 0..<before { o.append(UInt8(ascii: ".")) }
+                    Wire.reply(id: id, .success(.seq(42)), into: &o)
+                    o.put("|")
+                    #expect(String(decoding: o.bytes, as: UTF8.self)
+                            == String(repeating: ".", count: before) + #"{"jsonrpc":"2.0","id":\#(text),"result":{"seq":42}}"# + "\n|",
+                            "id of \(text.utf8.count) bytes after \(before)")
+                }
+            }
+        }
+    }
+
+    /// Every shape of reply is one line: the head, the value the tree encoder writes for
+    /// it, the end (a general value's head written before its checked pieces, a typed
+    /// value's in its one reservation).
+    @Test func everyReplyShapeIsWrittenAsOneLine() {
+        let texts: [String] = [#"{}"#, #"{"seq":3}"#, #"{"seq":1,"feedback":{"profile":"full","volume":0.5}}"#,
+                               #"{"seq":2,"animation":-7}"#, #"{"stats":[1,"two",null]}"#, "null"]
+        let replies: [Reply] = [.empty, .seq(3), .feedback(seq: 1, Feedback(volume: 0.5)), .animation(seq: 2, id: -7),
+                                .json(try! JSON.parse(Array(#"{"stats":[1,"two",null]}"#.utf8))), .none]
+        for (reply, text) in zip(replies, texts) {
+            for id in [RequestID.int(100_000), .string(String(repeating: "long id ", count: 6))] {
+                var line: [UInt8] = []
+                Wire.reply(id: id, .success(reply), into: &line)
+                let want = #"{"jsonrpc":"2.0","id":\#(id),"result":\#(text)}"# + "\n"
+                #expect(String(decoding: line, as: UTF8.self) == want)
+            }
+        }
+    }
+}
+
+/// An event's line names its method from the literal table (`BarEvent.name`), its topic from
+/// `method`: the two agree for every event, and the line is the notification of its params.
+@Suite struct WritesEventNameTests {
+    @Test func everyEventsLineNamesItsMethod() {
+        let item = Item(id: "home")
+        let state = BarState(items: [item])
+        let events: [BarEvent] = [
+            .tabSelected(seq: 1, tab: QuotedText("home"), previous: nil, source: .user),
+            .tabReselected(seq: 2, tab: QuotedText("home"), source: .program),
+            .actionTriggered(seq: 3, tab: QuotedText("home"), action: "go"),
+            .actionFinished(seq: 4, tab: "home"),
+            .badgeChanged(seq: 5, item, Limits()),
+            .barConfigured(seq: 6, state, Limits()),
+            .barVisibility(seq: 7, Visibility(), durationMs: 250),
+            .feedbackChanged(seq: 8, Feedback()),
+            .tabHighlighted(seq: 9, tab: QuotedText("home"), phase: .begin),
+            .animationCue(seq: 10, tab: nil, trigger: .visibility, kind: .pulse, descriptor: .obj(["a": .int(1)]), sound: nil),
+            .animationBegan(seq: 11, ActiveAnimation(id: 11, kind: "spin", tab: "home", durationMs: 300, startMs: 0)),
+            .animationEnded(seq: 12, id: 11, reason: .finished),
+        ]
+        var names = Set<String>()
+        for e in events {
+            #expect(String(describing: e.name) == e.method)
+            let line = String(decoding: e.line, as: UTF8.self)
+            let params = String(decoding: ByteBuffer.collect { e.writeParams(into: &$0) }, as: UTF8.self)
+            #expect(line == #"{"jsonrpc":"2.0","method":"\#(e.method)","params":\#(params)}"# + "\n")
+            names.insert(e.method)
+        }
+        #expect(names.count == 12)
+    }
+
+    @Test func everyHighlightPhaseIsWrittenAsItsRawValue() {
+        for phase in HighlightPhase.allCases {
+            #expect(String(describing: phase.wireName) == phase.rawValue)
+            let line = String(decoding: BarEvent.tabHighlighted(seq: 1, tab: QuotedText("a"), phase: phase).line, as: UTF8.self)
+            #expect(line.hasSuffix(#","phase":"\#(phase.rawValue)"}}"# + "\n"))
+        }
+    }
+}
