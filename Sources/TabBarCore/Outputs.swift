@@ -95,22 +95,7 @@ public enum BarEvent: Equatable, Sendable {
     case animationEnded(seq: UInt64, id: Int, reason: AnimationEndReason)
 
     /// The event's method name (its topic).
-    public var method: String {
-        switch self {
-        case .tabSelected: return "tab.selected"
-        case .tabReselected: return "tab.reselected"
-        case .actionTriggered: return "action.triggered"
-        case .actionFinished: return "action.finished"
-        case .badgeChanged: return "badge.changed"
-        case .barConfigured: return "bar.configured"
-        case .barVisibility: return "bar.visibility"
-        case .feedbackChanged: return "feedback.changed"
-        case .tabHighlighted: return "tab.highlighted"
-        case .animationCue: return "animation.cue"
-        case .animationBegan: return "animation.began"
-        case .animationEnded: return "animation.ended"
-        }
-    }
+    public var method: String { name.description }
 
     /// The method name as a literal (at most 16 bytes): the line writes it with a few loads
     /// and stores, no `String` made and released.
