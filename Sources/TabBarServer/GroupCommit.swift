@@ -17,7 +17,7 @@ extension Server {
     /// `method` is the method's index in `Methods.all` (nil: a timer's `timer.fired`); its
     /// quoted name is taken only for a journal line that records the params as given (a
     /// copy of it passed in was a reference counted and released for every request).
-    func apply(_ command: StateCommand, method: Int?, params: JSONValue?, id: consuming RequestID?, from c: Connection?) {
+    func apply(_ command: consuming StateCommand, method: Int?, params: JSONValue?, id: consuming RequestID?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
         var opening = !batch.open
@@ -37,6 +37,7 @@ extension Server {
             seqBefore = reducer.state.seq
             reducer.reduce(command, at: now, into: &work.outcome)
         }
+        _ = consume command  // (done with: destroyed here, as its own type)
         guard reducer.state.seq != seqBefore else {
             run(&work.outcome.effects)
             if let c { answer(id: id, work.outcome.reply, to: c) }
@@ -48,15 +49,15 @@ extension Server {
             if let entry = work.outcome.takeJournal() {  // (moved, not copied)
                 Persistence.journalLine(seq: seq, entry, into: &line)
             } else {
-                Persistence.journalLine(seq: seq, method: method.map { work.methodNames[$0] } ?? QuotedText("timer.fired"),
-                                        params: params?.raw, into: &line)
+                let raw = params?.raw
+                work.journalName(method) { Persistence.journalLine(seq: seq, method: $0, params: raw, into: &line) }
             }
         }
         // (Moved, not copied: the outcome is reset for the next command.)
         work.outcome.effects.drain { batch.append($0) }
         work.outcome.events.drain { batch.stage($0) }
         batch.unbuiltEvents &+= work.outcome.unbuiltEvents
-        guard let c else {
+        guard c != nil else {
             batch.count += 1
             commitBatch()
             return
@@ -65,8 +66,8 @@ extension Server {
         batch.clientChanges += 1
         if let id = id.take() {
             // (Moved, not copied: the outcome is reset next.)
-            batch.stage(Batch.Answer(connection: c, id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count,
-                                     readNs: work.lineReadNs))
+            batch.stage(Batch.Answer(id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count,
+                                     readNs: work.lineReadNs), to: .passUnretained(c.unsafelyUnwrapped))
         }
     }
 
@@ -86,11 +87,13 @@ extension Server {
                            ["error": "\(error)", "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
             let refused = storageFailed("\(error)")
             let queuedNs = MonotonicClock.nanoseconds()
-            for k in 0..<batch.answers.count {
-                let c = batch.answers[k].connection
+            for run in 0..<batch.runs.count {
+                let (c, answers) = batch.run(run)
                 guard !c.closed else { continue }
-                c.queueReply(id: batch.answers[k].id, .failure(refused))
-                stats.handling.record(queuedNs &- batch.answers[k].readNs)
+                for k in answers {
+                    c.queueReply(id: batch.answers[k].id, .failure(refused))
+                    stats.handling.record(queuedNs &- batch.answers[k].readNs)
+                }
             }
             stats.errors += batch.clientChanges
             batch.close()
@@ -101,16 +104,19 @@ extension Server {
         // costs no copy.) Their latency ends here, where their replies are queued.
         let queuedNs = MonotonicClock.nanoseconds()
         var e = 0
-        for k in 0..<batch.answers.count {
-            let (c, id, result, eventsBefore, readNs) = batch.answers.take(k).parts()
-            while e < eventsBefore {
-                broadcast(batch.events.take(e))
-                e += 1
+        for run in 0..<batch.runs.count {
+            let (c, answers) = batch.run(run)
+            for k in answers {
+                let (id, result, eventsBefore, readNs) = batch.answers.take(k).parts()
+                while e < eventsBefore {
+                    broadcast(batch.events.take(e))
+                    e += 1
+                }
+                guard !c.closed else { continue }
+                if case .failure = result { stats.errors += 1 }
+                c.queueReply(id: id, consume result)  // (its reading marked it for flushing)
+                stats.handling.record(queuedNs &- readNs)
             }
-            guard !c.closed else { continue }
-            if case .failure = result { stats.errors += 1 }
-            c.queueReply(id: id, consume result)  // (its reading marked it for flushing)
-            stats.handling.record(queuedNs &- readNs)
         }
         while e < batch.events.count {
             broadcast(batch.events.take(e))
@@ -160,9 +166,8 @@ extension Server {
 /// typed. Until `Server.commitBatch` nothing of them has left the process. A final class
 /// the server holds in a `let`: its lists are reached without a retain.
 final class Batch {
-    /// A request's reply or refusal, as the reducer made it, and where it goes.
+    /// A request's reply or refusal, as the reducer made it (where it goes: its `Run`).
     struct Answer {
-        let connection: Connection
         let id: RequestID
         let result: Result<Reply, RPCError>
         /// How many of the group's events were staged before it (they are published first).
@@ -171,9 +176,16 @@ final class Batch {
         let readNs: UInt64
 
         /// Its fields, moved out (the reply is then consumed as it is written, not copied).
-        consuming func parts() -> (Connection, RequestID, Result<Reply, RPCError>, Int, UInt64) {
-            (connection, id, result, eventsBefore, readNs)
+        consuming func parts() -> (RequestID, Result<Reply, RPCError>, Int, UInt64) {
+            (id, result, eventsBefore, readNs)
         }
+    }
+
+    /// Answers in a row to one connection, from `first` up to the next run's first: the
+    /// connection is counted once for all of them, not retained and released for each.
+    struct Run {
+        let connection: Connection
+        let first: Int
     }
 
     private(set) var open = false
@@ -182,6 +194,10 @@ final class Batch {
     /// What the group will publish and answer (moved in and out, never copied; see `MoveList`).
     let events = MoveList<BarEvent>()
     let answers = MoveList<Answer>()
+    /// Who the answers go to, in order (every answer is in one run).
+    private(set) var runs: [Run] = []
+    /// The connection of the last run (told apart without a reference count).
+    private var lastConnection: UnsafeMutableRawPointer?
     /// A committed group's events are being published (`Server.commitBatch`): a burst, see `fellBehind`.
     var publishing = false
     /// Changes staged, and those of them a client asked for (the rest are timers').
@@ -205,7 +221,19 @@ final class Batch {
 
     /// Stages a request's answer, queued once the group is committed (not inlined: see above).
     @inline(never)
-    func stage(_ answer: consuming Answer) { answers.append(answer) }
+    func stage(_ answer: consuming Answer, to c: Unmanaged<Connection>) {
+        if lastConnection != c.toOpaque() {
+            lastConnection = c.toOpaque()
+            runs.append(Run(connection: c.takeUnretainedValue(), first: answers.count))
+        }
+        answers.append(answer)
+    }
+
+    /// Run `k`'s connection and the indices of its answers.
+    @inline(__always)
+    func run(_ k: Int) -> (Connection, Range<Int>) {
+        (runs[k].connection, runs[k].first..<(k + 1 < runs.count ? runs[k + 1].first : answers.count))
+    }
 
     /// Stages an effect, run once the group is committed.
     @inline(__always)
@@ -236,5 +264,7 @@ final class Batch {
         effects.empty()
         events.removeAll()
         answers.removeAll()
+        if !runs.isEmpty { runs.removeAll(keepingCapacity: true) }
+        lastConnection = nil
     }
 }
