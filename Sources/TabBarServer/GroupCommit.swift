@@ -66,8 +66,8 @@ extension Server {
         batch.clientChanges += 1
         if let id = id.take() {
             // (Moved, not copied: the outcome is reset next.)
-            batch.stage(Batch.Answer(id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count,
-                                     readNs: work.lineReadNs), to: .passUnretained(c.unsafelyUnwrapped))
+            batch.stage(Batch.Answer(id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count),
+                        to: .passUnretained(c.unsafelyUnwrapped), readNs: work.lineReadNs)
         }
     }
 
@@ -88,11 +88,11 @@ extension Server {
             let refused = storageFailed("\(error)")
             let queuedNs = MonotonicClock.nanoseconds()
             for run in 0..<batch.runs.count {
-                let (c, answers) = batch.run(run)
+                let (c, readNs, answers) = batch.run(run)
                 guard !c.closed else { continue }
                 for k in answers {
                     c.queueReply(id: batch.answers[k].id, .failure(refused))
-                    stats.handling.record(queuedNs &- batch.answers[k].readNs)
+                    stats.handling.record(queuedNs &- readNs)
                 }
             }
             stats.errors += batch.clientChanges
@@ -105,9 +105,9 @@ extension Server {
         let queuedNs = MonotonicClock.nanoseconds()
         var e = 0
         for run in 0..<batch.runs.count {
-            let (c, answers) = batch.run(run)
+            let (c, readNs, answers) = batch.run(run)
             for k in answers {
-                let (id, result, eventsBefore, readNs) = batch.answers.take(k).parts()
+                let (id, result, eventsBefore) = batch.answers.take(k).parts()
                 while e < eventsBefore {
                     broadcast(batch.events.take(e))
                     e += 1
@@ -124,8 +124,8 @@ extension Server {
         }
         stats.events += batch.unbuiltEvents
         batch.publishing = false
-        var effects = batch.closeTakingEffects()
-        run(&effects)
+        let effects = batch.closeTakingEffects()
+        run(effects)
         batch.recycle(effects)
         return true
     }
@@ -134,27 +134,36 @@ extension Server {
     /// woken once for all of them (a pipelined burst of taps: one wake-up, not one per click),
     /// once the loop turn's replies are sent (`AudioService.wakeAfterReplies`). They are
     /// moved out (not copied): `effects` is left empty, with its memory.
+    func run(_ effects: MoveList<Effect>) {
+        var played = false
+        for k in 0..<effects.count { run(effects.take(k), played: &played) }
+        effects.forgetTaken()
+        if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
+    }
+
+    /// `run` of the effects of a step that changed nothing (not staged: run at once).
     func run(_ effects: inout [Effect]) {
         var played = false
-        defer {
-            if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
-        }
-        effects.drain { effect in
-            switch effect {
-            case let .play(name, gain, _):
-                switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs, wake: false) {
-                case .success:
-                    stats.soundsPlayed += 1
-                    played = true
-                case .failure(let e):
-                    stats.soundsFailed += 1
-                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
-                }
-            case let .timer(key, atMs):
-                timers.set(key, atMs: atMs)
-            case let .cancelTimer(key):
-                timers.cancel(key)
+        effects.drain { run($0, played: &played) }
+        if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
+    }
+
+    /// Runs one effect (a sound is queued, not yet woken for: `played`).
+    private func run(_ effect: consuming Effect, played: inout Bool) {
+        switch consume effect {
+        case let .play(name, gain, _):
+            switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs, wake: false) {
+            case .success:
+                stats.soundsPlayed += 1
+                played = true
+            case .failure(let e):
+                stats.soundsFailed += 1
+                peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
             }
+        case let .timer(key, atMs):
+            timers.set(key, atMs: atMs)
+        case let .cancelTimer(key):
+            timers.cancel(key)
         }
     }
 
@@ -172,25 +181,30 @@ final class Batch {
         let result: Result<Reply, RPCError>
         /// How many of the group's events were staged before it (they are published first).
         let eventsBefore: Int
-        /// When its line was read (`stats.get`'s request latency: read → reply queued).
-        let readNs: UInt64
 
         /// Its fields, moved out (the reply is then consumed as it is written, not copied).
-        consuming func parts() -> (RequestID, Result<Reply, RPCError>, Int, UInt64) {
-            (id, result, eventsBefore, readNs)
+        consuming func parts() -> (RequestID, Result<Reply, RPCError>, Int) {
+            (id, result, eventsBefore)
         }
     }
 
-    /// Answers in a row to one connection, from `first` up to the next run's first: the
-    /// connection is counted once for all of them, not retained and released for each.
+    /// Answers in a row to one connection to lines read at one time, from `first` up to
+    /// the next run's first: the connection is counted, and the time kept, once for all of
+    /// them, not for each.
     struct Run {
         let connection: Connection
+        /// When their lines were read (`stats.get`'s request latency: read → reply queued;
+        /// the lines of one loop turn's reads share it: `readFrom`).
+        let readNs: UInt64
         let first: Int
     }
 
     private(set) var open = false
     private(set) var stateBefore = BarState.defaultBar
-    private(set) var effects: [Effect] = []
+    /// Its effects (moved in and out, as its events and answers), and the list the last
+    /// group's effects ran from, kept for its memory (`closeTakingEffects`, `recycle`).
+    private var effects = MoveList<Effect>(capacity: 16)
+    private var spareEffects: MoveList<Effect>? = MoveList<Effect>(capacity: 16)
     /// What the group will publish and answer (moved in and out, never copied; see `MoveList`).
     let events = MoveList<BarEvent>()
     let answers = MoveList<Answer>()
@@ -198,6 +212,7 @@ final class Batch {
     private(set) var runs: [Run] = []
     /// The connection of the last run (told apart without a reference count).
     private var lastConnection: UnsafeMutableRawPointer?
+    private var lastReadNs: UInt64 = 0
     /// A committed group's events are being published (`Server.commitBatch`): a burst, see `fellBehind`.
     var publishing = false
     /// Changes staged, and those of them a client asked for (the rest are timers').
@@ -221,39 +236,37 @@ final class Batch {
 
     /// Stages a request's answer, queued once the group is committed (not inlined: see above).
     @inline(never)
-    func stage(_ answer: consuming Answer, to c: Unmanaged<Connection>) {
-        if lastConnection != c.toOpaque() {
+    func stage(_ answer: consuming Answer, to c: Unmanaged<Connection>, readNs: UInt64) {
+        if lastConnection != c.toOpaque() || lastReadNs != readNs {
             lastConnection = c.toOpaque()
-            runs.append(Run(connection: c.takeUnretainedValue(), first: answers.count))
+            lastReadNs = readNs
+            runs.append(Run(connection: c.takeUnretainedValue(), readNs: readNs, first: answers.count))
         }
         answers.append(answer)
     }
 
-    /// Run `k`'s connection and the indices of its answers.
+    /// Run `k`'s connection, read time and the indices of its answers.
     @inline(__always)
-    func run(_ k: Int) -> (Connection, Range<Int>) {
-        (runs[k].connection, runs[k].first..<(k + 1 < runs.count ? runs[k + 1].first : answers.count))
+    func run(_ k: Int) -> (Connection, UInt64, Range<Int>) {
+        (runs[k].connection, runs[k].readNs, runs[k].first..<(k + 1 < runs.count ? runs[k + 1].first : answers.count))
     }
 
     /// Stages an effect, run once the group is committed.
     @inline(__always)
     func append(_ effect: consuming Effect) { effects.append(effect) }
 
-    /// Closes the group, handing its effects out (moved, not copied: `recycle` gives the
-    /// array back for its memory once they have run).
-    func closeTakingEffects() -> [Effect] {
-        var taken: [Effect] = []
-        swap(&taken, &effects)
+    /// Closes the group, handing its effects out (the list itself: running them may stage
+    /// a new group's; `recycle` gives it back once they have run).
+    func closeTakingEffects() -> MoveList<Effect> {
+        let taken = effects
+        effects = spareEffects.take() ?? MoveList<Effect>(capacity: 16)
         close()
         return taken
     }
 
-    /// Takes back the memory of the array `closeTakingEffects` handed out.
-    func recycle(_ ran: consuming [Effect]) {
-        guard effects.isEmpty, ran.capacity > 0 else { return }
-        var ran = ran
-        ran.removeAll(keepingCapacity: true)
-        effects = ran
+    /// Takes back the list `closeTakingEffects` handed out, its effects run.
+    func recycle(_ ran: MoveList<Effect>) {
+        if spareEffects == nil { spareEffects = ran }
     }
 
     func close() {
@@ -261,7 +274,7 @@ final class Batch {
         count = 0
         clientChanges = 0
         unbuiltEvents = 0
-        effects.empty()
+        effects.removeAll()
         events.removeAll()
         answers.removeAll()
         if !runs.isEmpty { runs.removeAll(keepingCapacity: true) }

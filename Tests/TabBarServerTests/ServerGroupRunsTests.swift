@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import Foundation
 import Testing
 import TabBarCore
 @testable import TabBarServer
@@ -12,8 +13,11 @@ import TabBarCore
         #"{"jsonrpc":"2.0","id":\#(id),"method":"tab.select","params":{"tab":"\#(tab)"}}"#
     }
 
-    static func send(_ server: Server, _ line: String, from c: Connection) {
-        server.work.lineReadNs = MonotonicClock.nanoseconds()
+    static let turn = MonotonicClock.nanoseconds()
+
+    /// Feeds `line` as read at `readNs` (one loop turn's reads share the turn's time: `readFrom`).
+    static func send(_ server: Server, _ line: String, from c: Connection, readNs: UInt64 = turn) {
+        server.work.lineReadNs = readNs
         Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: c) }
     }
 
@@ -69,5 +73,68 @@ import TabBarCore
         #expect(Self.ids(a) == [.int(1), .int(2), .int(4)])
         #expect(Self.ids(b) == [.int(3)])
         server.store.syncNow()
+    }
+
+    /// Lines of one connection read at two times (two reads framed in one group, as when a
+    /// paused client is resumed): two runs, each answer's latency from its own read.
+    @Test func aRunKeepsTheReadTimeOfItsLines() throws {
+        let dir = Rigs.tempDir("tabbard-runs")
+        defer { _ = system("rm -rf '\(dir)'") }
+        let server = try Rigs.server(in: dir)
+        let (conns, fds) = Rigs.connections(1)
+        defer { for fd in fds { close(fd) } }
+        let now = MonotonicClock.nanoseconds()
+        for (id, tab, readNs) in [(1, "chat", now - 300_000_000), (2, "me", now - 300_000_000), (3, "nearby", now)] {
+            server.work.lineReadNs = readNs
+            Array(Self.select(id, tab).utf8).withUnsafeBufferPointer { server.handle(.line($0), from: conns[0]) }
+        }
+        #expect(server.batch.runs.count == 2)
+        #expect(server.commitBatch())
+        #expect(Self.ids(conns[0]) == [.int(1), .int(2), .int(3)])
+        #expect(server.stats.handling.count == 3)
+        #expect(server.stats.handling.max >= 300_000_000, "the first two were read 300 ms before")
+        #expect(server.stats.handling.max < 10_000_000_000)
+        server.store.syncNow()
+    }
+
+    /// A group's effects run once its write succeeded, from one group to the next (their
+    /// list is handed back and reused); a refused group's effects never run.
+    @Test func aGroupsEffectsRunOnlyOnceItIsWritten() throws {
+        let sounds = try #require(ProcessInfo.processInfo.environment["TABBARD_SOUNDS_DIR"], "run as the Makefile does")
+        let dir = Rigs.tempDir("tabbard-runs")
+        defer { _ = system("rm -rf '\(dir)'") }
+        var cfg = ServerConfig(socketPath: "\(dir)/s.sock", statePath: "\(dir)/s/state.json", soundDirs: [sounds])
+        cfg.audio = .null
+        cfg.compactEvery = 1 << 30
+        let server = try Server(config: cfg)
+        let (conns, fds) = Rigs.connections(1)
+        defer { for fd in fds { close(fd) } }
+        var id = 0
+        func taps(_ n: Int) {
+            server.work.lineReadNs = MonotonicClock.nanoseconds()
+            for k in 0..<n {
+                for phase in ["down", "up"] {
+                    id += 1
+                    let line = #"{"jsonrpc":"2.0","id":\#(id),"method":"touch","params":{"phase":"\#(phase)","x":\#(k % 2 == 0 ? 112.5 : 37.5),"y":20}}"#
+                    Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: conns[0]) }
+                }
+            }
+        }
+        let played = server.stats.soundsPlayed
+        taps(2)
+        #expect(server.stats.soundsPlayed == played, "nothing runs before the write")
+        #expect(server.commitBatch())
+        #expect(server.stats.soundsPlayed - played == 2)
+        taps(3)
+        #expect(server.commitBatch())
+        #expect(server.stats.soundsPlayed - played == 5, "the next group's effects run too")
+
+        server.store.syncNow()
+        unlink(server.store.journalPath)
+        #expect(symlink("/dev/full", server.store.journalPath) == 0)
+        server.store.closeJournalForTests()
+        taps(2)
+        #expect(!server.commitBatch())
+        #expect(server.stats.soundsPlayed - played == 5, "a refused group's clicks are not played")
     }
 }
