@@ -124,9 +124,7 @@ extension Server {
         }
         stats.events += batch.unbuiltEvents
         batch.publishing = false
-        let effects = batch.closeTakingEffects()
-        run(effects)
-        batch.recycle(effects)
+        run(batch.closeTakingEffects())
         return true
     }
 
@@ -201,10 +199,14 @@ final class Batch {
 
     private(set) var open = false
     private(set) var stateBefore = BarState.defaultBar
-    /// Its effects (moved in and out, as its events and answers), and the list the last
-    /// group's effects ran from, kept for its memory (`closeTakingEffects`, `recycle`).
-    private var effects = MoveList<Effect>(capacity: 16)
-    private var spareEffects: MoveList<Effect>? = MoveList<Effect>(capacity: 16)
+    /// Its effects (moved in and out, as its events and answers), in one of two lists: the
+    /// other is the one the last committed group's effects ran from (`closeTakingEffects`).
+    /// (Both `let`s: the list is reached without a retain, as `events` and `answers` are.)
+    private let effectLists = (MoveList<Effect>(capacity: 16), MoveList<Effect>(capacity: 16))
+    private var effectsInSecond = false
+    private var effects: MoveList<Effect> {
+        @inline(__always) get { effectsInSecond ? effectLists.1 : effectLists.0 }
+    }
     /// What the group will publish and answer (moved in and out, never copied; see `MoveList`).
     let events = MoveList<BarEvent>()
     let answers = MoveList<Answer>()
@@ -234,8 +236,8 @@ final class Batch {
     @inline(never)
     func stage(_ event: consuming BarEvent) { events.append(event) }
 
-    /// Stages a request's answer, queued once the group is committed (not inlined: see above).
-    @inline(never)
+    /// Stages a request's answer, queued once the group is committed (inlined: its list is a `let`).
+    @inline(__always)
     func stage(_ answer: consuming Answer, to c: Unmanaged<Connection>, readNs: UInt64) {
         if lastConnection != c.toOpaque() || lastReadNs != readNs {
             lastConnection = c.toOpaque()
@@ -255,18 +257,15 @@ final class Batch {
     @inline(__always)
     func append(_ effect: consuming Effect) { effects.append(effect) }
 
-    /// Closes the group, handing its effects out (the list itself: running them may stage
-    /// a new group's; `recycle` gives it back once they have run).
+    /// Closes the group, handing its effects out: the list itself, whose effects are run
+    /// (`Server.run` takes them all) before the next group is closed; the next group stages
+    /// its own in the other list.
     func closeTakingEffects() -> MoveList<Effect> {
         let taken = effects
-        effects = spareEffects.take() ?? MoveList<Effect>(capacity: 16)
+        effectsInSecond.toggle()
+        precondition(effects.isEmpty, "a group closed while the previous one's effects were being run")
         close()
         return taken
-    }
-
-    /// Takes back the list `closeTakingEffects` handed out, its effects run.
-    func recycle(_ ran: MoveList<Effect>) {
-        if spareEffects == nil { spareEffects = ran }
     }
 
     func close() {
