@@ -90,10 +90,8 @@ extension Server {
             for run in 0..<batch.runs.count {
                 let (c, readNs, answers) = batch.run(run)
                 guard !c.closed else { continue }
-                for k in answers {
-                    c.queueReply(id: batch.answers[k].id, .failure(refused))
-                    stats.handling.record(queuedNs &- readNs)
-                }
+                for k in answers { c.queueReply(id: batch.answers[k].id, .failure(refused)) }
+                stats.handling.record(queuedNs &- readNs, count: answers.count)
             }
             stats.errors += batch.clientChanges
             batch.close()
@@ -101,11 +99,13 @@ extension Server {
         }
         batch.publishing = true
         // In order: each answer after the events staged before it. (Moved out: publishing
-        // costs no copy.) Their latency ends here, where their replies are queued.
+        // costs no copy.) Their latency ends here, where their replies are queued (the same
+        // for a run's answers: recorded once for all of them).
         let queuedNs = MonotonicClock.nanoseconds()
         var e = 0
         for run in 0..<batch.runs.count {
             let (c, readNs, answers) = batch.run(run)
+            var queued = 0
             for k in answers {
                 let (id, result, eventsBefore) = batch.answers.take(k).parts()
                 while e < eventsBefore {
@@ -115,8 +115,9 @@ extension Server {
                 guard !c.closed else { continue }
                 if case .failure = result { stats.errors += 1 }
                 c.queueReply(id: id, consume result)  // (its reading marked it for flushing)
-                stats.handling.record(queuedNs &- readNs)
+                queued += 1
             }
+            stats.handling.record(queuedNs &- readNs, count: queued)
         }
         while e < batch.events.count {
             broadcast(batch.events.take(e))
