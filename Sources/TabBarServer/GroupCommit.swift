@@ -256,7 +256,10 @@ final class Batch {
 
     /// Stages an effect, run once the group is committed.
     @inline(__always)
-    func append(_ effect: consuming Effect) { effects.append(effect) }
+    func append(_ effect: consuming Effect) {
+        // (Each list borrowed in its branch: one chosen by a conditional was retained.)
+        if effectsInSecond { effectLists.1.append(effect) } else { effectLists.0.append(effect) }
+    }
 
     /// Closes the group, handing its effects out: the list itself, whose effects are run
     /// (`Server.run` takes them all) before the next group is closed; the next group stages
