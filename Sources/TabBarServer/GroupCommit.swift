@@ -277,10 +277,10 @@ final class Batch {
         count = 0
         clientChanges = 0
         unbuiltEvents = 0
-        effects.removeAll()
+        if effectsInSecond { effectLists.1.removeAll() } else { effectLists.0.removeAll() }
         events.removeAll()
         answers.removeAll()
-        if !runs.isEmpty { runs.removeAll(keepingCapacity: true) }
+        runs.empty()  // (one or two runs: `removeAll(keepingCapacity:)` destroyed them through their metadata)
         lastConnection = nil
     }
 }
