@@ -37,7 +37,7 @@ import TabBarCore
         do {
             let leaving = conns.removeFirst()
             gone = leaving
-            server.clients.byFD[leaving.fd] = leaving
+            server.clients.add(leaving)
             Self.send(server, Self.select(1, "chat"), from: leaving)
             Self.send(server, Self.select(2, "me"), from: other)
             Self.send(server, Self.select(3, "nearby"), from: leaving)
