@@ -49,7 +49,7 @@ extension Server {
             c.uid = uid
             c.gid = gid
             c.lastProgressNs = now
-            clients.byFD[fd] = c
+            clients.add(c)
             stats.connectionsTotal += 1
             guard loop.watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
             c.out.append(helloLine)
@@ -65,7 +65,7 @@ extension Server {
         var fds = clients.byFD.values.map { pollfd(fd: $0.fd, events: Int16(POLLIN) | 0x2000 /* POLLRDHUP */, revents: 0) }
         guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
         for p in fds where p.revents & (Int16(POLLHUP) | Int16(POLLERR) | 0x2000) != 0 {
-            if let c = clients.byFD[p.fd] { readFrom(c, now: now) }
+            if let c = clients.connection(fd: p.fd) { readFrom(c, now: now) }
         }
         flushDirty(now: now)
     }
@@ -212,7 +212,7 @@ extension Server {
         c.closed = true
         loop.unwatch(c.fd)
         close(c.fd)
-        clients.byFD[c.fd] = nil
+        clients.remove(c)
         if c.subscribed { clients.subscribers.removeAll { $0 === c } }
         peerLogs.write(.disconnected, .debug, "Client disconnected", ["client": String(c.id)], nowNs: MonotonicClock.nanoseconds())
     }
@@ -224,9 +224,32 @@ extension Server {
 /// `AudioService` — each own theirs).
 struct ClientTable {
     /// Every open connection, by descriptor.
-    var byFD: [Int32: Connection] = [:]
+    private(set) var byFD: [Int32: Connection] = [:]
+    /// The same, at their descriptors' indices: the loop finds an event's connection
+    /// without hashing (`connection(fd:)`).
+    private var slots: [Connection?] = []
     var subscribers: [Connection] = []
     /// Connections with output to flush at the end of this loop turn.
     var dirty: [Connection] = []
     var nextID: UInt64 = 1
+}
+
+extension ClientTable {
+    mutating func add(_ c: Connection) {
+        byFD[c.fd] = c
+        let k = Int(c.fd)
+        if k >= slots.count { slots += repeatElement(nil, count: k + 1 - slots.count) }
+        slots[k] = c
+    }
+
+    mutating func remove(_ c: Connection) {
+        byFD[c.fd] = nil
+        if Int(c.fd) < slots.count { slots[Int(c.fd)] = nil }
+    }
+
+    /// The open connection on descriptor `fd`, if any.
+    func connection(fd: Int32) -> Connection? {
+        let k = Int(fd)
+        return k >= 0 && k < slots.count ? slots[k] : nil
+    }
 }

@@ -38,7 +38,7 @@ final class Connection {
     var closed = false
     /// Where the replies are in `out` (the rest are events): what pruning a slow
     /// subscriber keeps, told without reading the bytes.
-    private var replies: [Range<Int>] = []
+    private var replies = Spans()
 
     init(fd: Int32, id: UInt64, maxLine: Int) {
         self.fd = fd
@@ -46,7 +46,10 @@ final class Connection {
         framer = LineFramer(maxLine: maxLine)
     }
 
-    deinit { out.free() }
+    deinit {
+        out.free()
+        replies.free()
+    }
 
     var queued: Int { out.count - sent }
 
@@ -91,17 +94,15 @@ final class Connection {
             if keep < out.count { keep += 1 }
         }
         var kept: [UInt8] = []
-        var ranges: [Range<Int>] = []
-        for r in replies {
-            if r.upperBound <= keep { ranges.append(r); continue }
-            if r.lowerBound < keep { ranges.append(r.lowerBound..<keep); continue }
+        replies.update { r in
+            if r.upperBound <= keep { return r }
+            if r.lowerBound < keep { return r.lowerBound..<keep }
             let at = keep + kept.count
             kept.append(contentsOf: UnsafeBufferPointer(rebasing: out.bytes[r]))
-            ranges.append(at..<(at + r.count))
+            return at..<(at + r.count)
         }
         out.truncate(to: keep)
         out.append(kept)
-        replies = ranges
     }
 
     /// Bytes the socket would still take now: its send buffer less what the peer has not
@@ -134,7 +135,7 @@ final class Connection {
                 if sent >= 1 << 16 && sent * 2 >= out.count {
                     startsMidLine = out[sent - 1] != 0x0A
                     out.removeFirst(sent)
-                    replies = replies.compactMap { r in
+                    replies.update { r in
                         r.upperBound <= sent ? nil : (max(r.lowerBound, sent) - sent)..<(r.upperBound - sent)
                     }
                     sent = 0
@@ -148,8 +149,61 @@ final class Connection {
             out.removeAll()
             sent = 0
         }
-        if !replies.isEmpty { replies.removeAll(keepingCapacity: true) }
+        replies.removeAll()
         startsMidLine = false
         return true
+    }
+}
+
+/// Ranges of a connection's queue (where its replies are), in a buffer of their own:
+/// recording one as a reply is queued is a store, not an array's uniqueness check and
+/// growth test. One owner (`Connection`, which frees it).
+struct Spans {
+    private var base: UnsafeMutablePointer<Range<Int>>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 16) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    func free() { base.deallocate() }
+
+    var isEmpty: Bool { count == 0 }
+
+    subscript(k: Int) -> Range<Int> {
+        precondition(k >= 0 && k < count)
+        return base[k]
+    }
+
+    @inline(__always)
+    mutating func append(_ r: Range<Int>) {
+        if count == capacity { grow() }
+        base[count] = r
+        count &+= 1
+    }
+
+    private mutating func grow() {
+        let bigger = UnsafeMutablePointer<Range<Int>>.allocate(capacity: capacity * 2)
+        bigger.update(from: base, count: count)
+        base.deallocate()
+        base = bigger
+        capacity *= 2
+    }
+
+    @inline(__always)
+    mutating func removeAll() { count = 0 }
+
+    /// Replaces each range, in order, by what `body` makes of it (nil: it goes).
+    mutating func update(_ body: (Range<Int>) -> Range<Int>?) {
+        var kept = 0
+        for k in 0..<count {
+            if let r = body(base[k]) {
+                base[kept] = r
+                kept += 1
+            }
+        }
+        count = kept
     }
 }

@@ -17,7 +17,7 @@ extension Server {
     /// `method` is the method's index in `Methods.all` (nil: a timer's `timer.fired`); its
     /// quoted name is taken only for a journal line that records the params as given (a
     /// copy of it passed in was a reference counted and released for every request).
-    func apply(_ command: StateCommand, method: Int?, params: JSONValue?, id: consuming RequestID?, from c: Connection?) {
+    func apply(_ command: consuming StateCommand, method: Int?, params: JSONValue?, id: consuming RequestID?, from c: Connection?) {
         // The state before the group's first change is kept for an undo; later changes of an
         // open group need no copy (a copy counts a reference for each of its arrays and strings).
         var opening = !batch.open
@@ -37,6 +37,7 @@ extension Server {
             seqBefore = reducer.state.seq
             reducer.reduce(command, at: now, into: &work.outcome)
         }
+        _ = consume command  // (done with: destroyed here, as its own type)
         guard reducer.state.seq != seqBefore else {
             run(&work.outcome.effects)
             if let c { answer(id: id, work.outcome.reply, to: c) }
@@ -48,15 +49,15 @@ extension Server {
             if let entry = work.outcome.takeJournal() {  // (moved, not copied)
                 Persistence.journalLine(seq: seq, entry, into: &line)
             } else {
-                Persistence.journalLine(seq: seq, method: method.map { work.methodNames[$0] } ?? QuotedText("timer.fired"),
-                                        params: params?.raw, into: &line)
+                let raw = params?.raw
+                work.journalName(method) { Persistence.journalLine(seq: seq, method: $0, params: raw, into: &line) }
             }
         }
         // (Moved, not copied: the outcome is reset for the next command.)
         work.outcome.effects.drain { batch.append($0) }
         work.outcome.events.drain { batch.stage($0) }
         batch.unbuiltEvents &+= work.outcome.unbuiltEvents
-        guard let c else {
+        guard c != nil else {
             batch.count += 1
             commitBatch()
             return
@@ -65,8 +66,8 @@ extension Server {
         batch.clientChanges += 1
         if let id = id.take() {
             // (Moved, not copied: the outcome is reset next.)
-            batch.stage(Batch.Answer(connection: c, id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count,
-                                     readNs: work.lineReadNs))
+            batch.stage(Batch.Answer(id: id, result: work.outcome.takeReply(), eventsBefore: batch.events.count),
+                        to: .passUnretained(c.unsafelyUnwrapped), readNs: work.lineReadNs)
         }
     }
 
@@ -86,11 +87,11 @@ extension Server {
                            ["error": "\(error)", "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
             let refused = storageFailed("\(error)")
             let queuedNs = MonotonicClock.nanoseconds()
-            for k in 0..<batch.answers.count {
-                let c = batch.answers[k].connection
+            for run in 0..<batch.runs.count {
+                let (c, readNs, answers) = batch.run(run)
                 guard !c.closed else { continue }
-                c.queueReply(id: batch.answers[k].id, .failure(refused))
-                stats.handling.record(queuedNs &- batch.answers[k].readNs)
+                for k in answers { c.queueReply(id: batch.answers[k].id, .failure(refused)) }
+                stats.handling.record(queuedNs &- readNs, count: answers.count)
             }
             stats.errors += batch.clientChanges
             batch.close()
@@ -98,19 +99,25 @@ extension Server {
         }
         batch.publishing = true
         // In order: each answer after the events staged before it. (Moved out: publishing
-        // costs no copy.) Their latency ends here, where their replies are queued.
+        // costs no copy.) Their latency ends here, where their replies are queued (the same
+        // for a run's answers: recorded once for all of them).
         let queuedNs = MonotonicClock.nanoseconds()
         var e = 0
-        for k in 0..<batch.answers.count {
-            let (c, id, result, eventsBefore, readNs) = batch.answers.take(k).parts()
-            while e < eventsBefore {
-                broadcast(batch.events.take(e))
-                e += 1
+        for run in 0..<batch.runs.count {
+            let (c, readNs, answers) = batch.run(run)
+            var queued = 0
+            for k in answers {
+                let (id, result, eventsBefore) = batch.answers.take(k).parts()
+                while e < eventsBefore {
+                    broadcast(batch.events.take(e))
+                    e += 1
+                }
+                guard !c.closed else { continue }
+                if case .failure = result { stats.errors += 1 }
+                c.queueReply(id: id, consume result)  // (its reading marked it for flushing)
+                queued += 1
             }
-            guard !c.closed else { continue }
-            if case .failure = result { stats.errors += 1 }
-            c.queueReply(id: id, consume result)  // (its reading marked it for flushing)
-            stats.handling.record(queuedNs &- readNs)
+            stats.handling.record(queuedNs &- readNs, count: queued)
         }
         while e < batch.events.count {
             broadcast(batch.events.take(e))
@@ -118,9 +125,7 @@ extension Server {
         }
         stats.events += batch.unbuiltEvents
         batch.publishing = false
-        var effects = batch.closeTakingEffects()
-        run(&effects)
-        batch.recycle(effects)
+        run(batch.closeTakingEffects())
         return true
     }
 
@@ -128,27 +133,36 @@ extension Server {
     /// woken once for all of them (a pipelined burst of taps: one wake-up, not one per click),
     /// once the loop turn's replies are sent (`AudioService.wakeAfterReplies`). They are
     /// moved out (not copied): `effects` is left empty, with its memory.
+    func run(_ effects: MoveList<Effect>) {
+        var played = false
+        for k in 0..<effects.count { run(effects.take(k), played: &played) }
+        effects.forgetTaken()
+        if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
+    }
+
+    /// `run` of the effects of a step that changed nothing (not staged: run at once).
     func run(_ effects: inout [Effect]) {
         var played = false
-        defer {
-            if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
-        }
-        effects.drain { effect in
-            switch effect {
-            case let .play(name, gain, _):
-                switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs, wake: false) {
-                case .success:
-                    stats.soundsPlayed += 1
-                    played = true
-                case .failure(let e):
-                    stats.soundsFailed += 1
-                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
-                }
-            case let .timer(key, atMs):
-                timers.set(key, atMs: atMs)
-            case let .cancelTimer(key):
-                timers.cancel(key)
+        effects.drain { run($0, played: &played) }
+        if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
+    }
+
+    /// Runs one effect (a sound is queued, not yet woken for: `played`).
+    private func run(_ effect: consuming Effect, played: inout Bool) {
+        switch consume effect {
+        case let .play(name, gain, _):
+            switch audio.play(name: name, gain: gain, requestedAt: work.lineReadNs, wake: false) {
+            case .success:
+                stats.soundsPlayed += 1
+                played = true
+            case .failure(let e):
+                stats.soundsFailed += 1
+                peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
             }
+        case let .timer(key, atMs):
+            timers.set(key, atMs: atMs)
+        case let .cancelTimer(key):
+            timers.cancel(key)
         }
     }
 
@@ -160,28 +174,48 @@ extension Server {
 /// typed. Until `Server.commitBatch` nothing of them has left the process. A final class
 /// the server holds in a `let`: its lists are reached without a retain.
 final class Batch {
-    /// A request's reply or refusal, as the reducer made it, and where it goes.
+    /// A request's reply or refusal, as the reducer made it (where it goes: its `Run`).
     struct Answer {
-        let connection: Connection
         let id: RequestID
         let result: Result<Reply, RPCError>
         /// How many of the group's events were staged before it (they are published first).
         let eventsBefore: Int
-        /// When its line was read (`stats.get`'s request latency: read → reply queued).
-        let readNs: UInt64
 
         /// Its fields, moved out (the reply is then consumed as it is written, not copied).
-        consuming func parts() -> (Connection, RequestID, Result<Reply, RPCError>, Int, UInt64) {
-            (connection, id, result, eventsBefore, readNs)
+        consuming func parts() -> (RequestID, Result<Reply, RPCError>, Int) {
+            (id, result, eventsBefore)
         }
+    }
+
+    /// Answers in a row to one connection to lines read at one time, from `first` up to
+    /// the next run's first: the connection is counted, and the time kept, once for all of
+    /// them, not for each.
+    struct Run {
+        let connection: Connection
+        /// When their lines were read (`stats.get`'s request latency: read → reply queued;
+        /// the lines of one loop turn's reads share it: `readFrom`).
+        let readNs: UInt64
+        let first: Int
     }
 
     private(set) var open = false
     private(set) var stateBefore = BarState.defaultBar
-    private(set) var effects: [Effect] = []
+    /// Its effects (moved in and out, as its events and answers), in one of two lists: the
+    /// other is the one the last committed group's effects ran from (`closeTakingEffects`).
+    /// (Both `let`s: the list is reached without a retain, as `events` and `answers` are.)
+    private let effectLists = (MoveList<Effect>(capacity: 16), MoveList<Effect>(capacity: 16))
+    private var effectsInSecond = false
+    private var effects: MoveList<Effect> {
+        @inline(__always) get { effectsInSecond ? effectLists.1 : effectLists.0 }
+    }
     /// What the group will publish and answer (moved in and out, never copied; see `MoveList`).
     let events = MoveList<BarEvent>()
     let answers = MoveList<Answer>()
+    /// Who the answers go to, in order (every answer is in one run).
+    private(set) var runs: [Run] = []
+    /// The connection of the last run (told apart without a reference count).
+    private var lastConnection: UnsafeMutableRawPointer?
+    private var lastReadNs: UInt64 = 0
     /// A committed group's events are being published (`Server.commitBatch`): a burst, see `fellBehind`.
     var publishing = false
     /// Changes staged, and those of them a client asked for (the rest are timers').
@@ -203,29 +237,39 @@ final class Batch {
     @inline(never)
     func stage(_ event: consuming BarEvent) { events.append(event) }
 
-    /// Stages a request's answer, queued once the group is committed (not inlined: see above).
-    @inline(never)
-    func stage(_ answer: consuming Answer) { answers.append(answer) }
+    /// Stages a request's answer, queued once the group is committed (inlined: its list is a `let`).
+    @inline(__always)
+    func stage(_ answer: consuming Answer, to c: Unmanaged<Connection>, readNs: UInt64) {
+        if lastConnection != c.toOpaque() || lastReadNs != readNs {
+            lastConnection = c.toOpaque()
+            lastReadNs = readNs
+            runs.append(Run(connection: c.takeUnretainedValue(), readNs: readNs, first: answers.count))
+        }
+        answers.append(answer)
+    }
+
+    /// Run `k`'s connection, read time and the indices of its answers.
+    @inline(__always)
+    func run(_ k: Int) -> (Connection, UInt64, Range<Int>) {
+        (runs[k].connection, runs[k].readNs, runs[k].first..<(k + 1 < runs.count ? runs[k + 1].first : answers.count))
+    }
 
     /// Stages an effect, run once the group is committed.
     @inline(__always)
-    func append(_ effect: consuming Effect) { effects.append(effect) }
-
-    /// Closes the group, handing its effects out (moved, not copied: `recycle` gives the
-    /// array back for its memory once they have run).
-    func closeTakingEffects() -> [Effect] {
-        var taken: [Effect] = []
-        swap(&taken, &effects)
-        close()
-        return taken
+    func append(_ effect: consuming Effect) {
+        // (Each list borrowed in its branch: one chosen by a conditional was retained.)
+        if effectsInSecond { effectLists.1.append(effect) } else { effectLists.0.append(effect) }
     }
 
-    /// Takes back the memory of the array `closeTakingEffects` handed out.
-    func recycle(_ ran: consuming [Effect]) {
-        guard effects.isEmpty, ran.capacity > 0 else { return }
-        var ran = ran
-        ran.removeAll(keepingCapacity: true)
-        effects = ran
+    /// Closes the group, handing its effects out: the list itself, whose effects are run
+    /// (`Server.run` takes them all) before the next group is closed; the next group stages
+    /// its own in the other list.
+    func closeTakingEffects() -> MoveList<Effect> {
+        let taken = effects
+        effectsInSecond.toggle()
+        precondition(effects.isEmpty, "a group closed while the previous one's effects were being run")
+        close()
+        return taken
     }
 
     func close() {
@@ -233,8 +277,10 @@ final class Batch {
         count = 0
         clientChanges = 0
         unbuiltEvents = 0
-        effects.empty()
+        if effectsInSecond { effectLists.1.removeAll() } else { effectLists.0.removeAll() }
         events.removeAll()
         answers.removeAll()
+        runs.empty()  // (one or two runs: `removeAll(keepingCapacity:)` destroyed them through their metadata)
+        lastConnection = nil
     }
 }

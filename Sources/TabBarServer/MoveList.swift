@@ -68,7 +68,7 @@ final class MoveList<Element> {
 
     /// Destroys what was not taken and empties the list.
     func removeAll() {
-        (base + taken).deinitialize(count: count - taken)
+        if count > taken { (base + taken).deinitialize(count: count - taken) }  // (a call even for none)
         count = 0
         taken = 0
     }

@@ -119,7 +119,7 @@ public final class Server {
                 } else if fd == audio.reportFD {
                     commitBatch()  // sound.played is no part of the group
                     publishSoundReports()
-                } else if let c = clients.byFD[fd] {
+                } else if let c = clients.connection(fd: fd) {
                     if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
                         readFrom(c, now: now)
                     }

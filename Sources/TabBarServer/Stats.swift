@@ -21,6 +21,22 @@ struct LatencyRing {
         if ns > max { max = ns }
     }
 
+    /// `record` of `n` samples of one value (the answers of one run of a group commit,
+    /// whose lines were read together and whose replies are queued together).
+    mutating func record(_ ns: UInt64, count n: Int) {
+        guard n > 0 else { return }
+        var k = next
+        samples.withUnsafeMutableBufferPointer { s in
+            for _ in 0..<n {
+                s[k] = ns
+                k = (k &+ 1) & (s.count &- 1)
+            }
+        }
+        next = k
+        count += n
+        if ns > max { max = ns }
+    }
+
     /// p50/p90/p99/max in microseconds over the retained samples.
     func json() -> JSON {
         let n = min(count, samples.count)

@@ -21,8 +21,25 @@ final class Workspace {
     let methods = Methods.all
     /// The same, for use without a reference count (`Server.handle`): `Methods.all` keeps them.
     let specs = Methods.all.map { Unmanaged.passUnretained($0) }
-    /// Every method's name as its journal lines write it, by its index in `Methods.all`.
-    let methodNames = Methods.all.map { QuotedText($0.name) }
+    /// Every method's name as its journal lines write it, by its index in `Methods.all`, and
+    /// last `timer.fired` (a timer's step, no method). (Each in an object of its own, read
+    /// without a reference count, `journalName`: a name read from an array was retained and
+    /// released for every journal line.)
+    private let methodNames: [Unmanaged<JournalName>] = (Methods.all.map(\.name) + ["timer.fired"]).map {
+        .passRetained(JournalName(QuotedText($0)))  // (never released: the table lives as long as the process)
+    }
+
+    final class JournalName {
+        let text: QuotedText
+        init(_ text: QuotedText) { self.text = text }
+    }
+
+    /// Calls `body` with the journal name of method `index` (nil: `timer.fired`).
+    @inline(__always)
+    func journalName<R>(_ index: Int?, _ body: (QuotedText) -> R) -> R {
+        methodNames[index ?? methodNames.count - 1]._withUnsafeGuaranteedRef { body($0.text) }
+    }
+
     /// `bar.configure`'s index in `Methods.all` (`Server.initialBarParams`).
     let barConfigure = Methods.all.firstIndex { $0.name == "bar.configure" }
 

@@ -85,15 +85,21 @@ func frame(_ chunks: [[UInt8]], maxLine: Int = 65536, finish: Bool = false) -> [
         #expect(frame([Array("a\nb".utf8)], finish: true) == [.line("a"), .line("b")])
     }
 
-    /// The word-at-a-time newline search finds the first `\n` at every position and
-    /// start, next to bytes that differ from it by one bit, or says there is none.
+    /// The vector newline search finds the first `\n` at every position and start (in
+    /// either half of a 32-byte step, in the 16-byte step, in the bytes after them, with a
+    /// second newline 7 or 17 bytes on), next to bytes that differ from it by one bit, or
+    /// says there is none.
     @Test func theNewlineSearchFindsTheFirstNewlineEverywhere() {
-        for length in 0...40 {
+        for length in 0...72 {
             for start in 0...length {
                 for at in [nil] + Array(0..<length) {
                     var bytes = (0..<length).map { UInt8(truncatingIfNeeded: 0x0B ^ (($0 & 1) * 0x05)) }  // 0x0B, 0x0E: one bit off 0x0A
                     for k in 0..<length where k % 3 == 2 { bytes[k] = 0x8A }
-                    if let at { bytes[at] = 0x0A }
+                    if let at {
+                        bytes[at] = 0x0A
+                        let next = at + (at % 2 == 0 ? 17 : 7)
+                        if next < length { bytes[next] = 0x0A }
+                    }
                     let expected = bytes[start...].firstIndex(of: 0x0A) ?? length
                     let found = bytes.withUnsafeBufferPointer { LineFramer.newline(in: $0, from: start) }
                     if found != expected {
