@@ -46,8 +46,6 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     public let sink: AudioSink
-    /// The sink's format (what every sound `play` takes must be in).
-    let format: PCMFormat
     public let voiceCount: Int
     /// Seconds without a sounding voice after which the stream stops.
     public let idleTimeout: Double
@@ -67,30 +65,19 @@ public final class AudioEngine: @unchecked Sendable {
     let stopping = Atomic<Bool>(false)
     let available = Atomic<Bool>(false)
     let masterBits = Atomic<UInt32>(Float(1).bitPattern)
-    /// The oldest voice the audio thread holds (`KeptSounds`, SoundLifetime.swift), and whether
-    /// the state loop keeps sounds it waits to let go of (a hint: relaxed, its loss only delays).
-    let oldestHeld = Atomic<UInt32>(1)
-    let looseSounds = Atomic<Bool>(false)
+    let nextVoice = Atomic<UInt32>(0)
     let tid = Atomic<Int32>(0)
     let counters = Counters()
     /// CLOCK_MONOTONIC of the last `play` refused for want of a device (asks for a retry).
     let wantedAt = Atomic<UInt64>(0)
 
-    /// The state loop's side. The state-loop API (`play`, `drainReports`, `replaceBank`,
-    /// `statsJSON`…) is called from one thread at a time (the commands ring's one producer, the
-    /// reports ring's one consumer), so what only it touches needs no lock; the audio thread
-    /// never reads it. Held through a pointer (`let`), so that its accesses cost no run-time
-    /// exclusivity check, as a class's `var` would on every access.
-    struct LoopSide {
-        var bank: SoundBank
-        /// What the voices that started measured (stats).
-        var figures = StartFigures()
-        /// The number of the last voice `play` gave.
-        var lastVoice: UInt32 = 0
-        /// The sounds `play` was given, kept alive for the audio thread (SoundLifetime.swift).
-        var kept = KeptSounds()
-    }
-    let loop: UnsafeMutablePointer<LoopSide>
+    // State-loop side: the state-loop API (`play`, `drainReports`, `replaceBank`, `statsJSON`…)
+    // is called from one thread at a time (the commands ring's one producer, the reports ring's
+    // one consumer), so what only it touches needs no lock. The audio thread never reads these.
+    /// The sound bank `play` callers should look sounds up in.
+    public private(set) var bank: SoundBank
+    /// What the voices that started measured (stats).
+    var figures = StartFigures()
     // Written by the audio thread only on device transitions (never on the mixing path).
     let device = Mutex(DeviceStatus())
 
@@ -109,8 +96,6 @@ public final class AudioEngine: @unchecked Sendable {
     var unconfirmedCount = 0
     var streamFrames: Int64 = 0
     var run = RunState()
-    /// The last voice taken off the commands ring.
-    var lastTaken: UInt32 = 0
     private var thread: pthread_t?
 
     /// The device as the audio thread last left it. The raw value is what stats (`state`) say.
@@ -164,7 +149,6 @@ public final class AudioEngine: @unchecked Sendable {
     public init(sink: AudioSink, bank: SoundBank, voices: Int = 16, idleTimeout: Double = 2,
                 realtimePriority: Int32 = 0, queueCapacity: Int = 256, log: @escaping AudioLog) {
         self.sink = sink
-        self.format = sink.format
         self.voiceCount = max(voices, 1)
         self.idleTimeout = idleTimeout
         self.log = log
@@ -181,8 +165,7 @@ public final class AudioEngine: @unchecked Sendable {
         self.ends = .allocate(capacity: max(voices, 1) * 2 + queueCapacity)
         self.tail = .allocate(capacity: max(voices, 1) * 4)
         self.unconfirmed = .allocate(capacity: max(voices, 1) * 4)
-        loop = .allocate(capacity: 1)
-        loop.initialize(to: LoopSide(bank: bank))
+        self.bank = bank
     }
 
     deinit {
@@ -193,17 +176,12 @@ public final class AudioEngine: @unchecked Sendable {
         ends.deallocate()
         tail.deallocate()
         unconfirmed.deallocate()
-        loop.pointee.figures.deallocate()
-        loop.deinitialize(count: 1)
-        loop.deallocate()
+        figures.deallocate()
         if wakeFD >= 0 { Glibc.close(wakeFD) }
         if reportEventFD >= 0 { Glibc.close(reportEventFD) }
     }
 
     // MARK: - State-loop API
-
-    /// The sound bank `play` callers should look sounds up in.
-    public var bank: SoundBank { loop.pointee.bank }
 
     /// Readable (epoll) when voice reports are waiting for `drainReports`.
     public var reportFD: Int32 { reportEventFD }
@@ -248,29 +226,20 @@ public final class AudioEngine: @unchecked Sendable {
             _ = Glibc.write(wakeFD, &one, 8)
             return .unavailable(deviceState)
         }
-        guard sound.rate == format.rate, sound.channels == format.channels else {
-            return .unavailable("sound \(sound.name) is \(sound.format), the device plays \(format)")
+        let fmt = sink.format
+        guard sound.rate == fmt.rate, sound.channels == fmt.channels else {
+            return .unavailable("sound \(sound.name) is \(sound.format), the device plays \(fmt)")
         }
-        // (A number is given only to a voice queued: a refused one leaves it to the next.)
-        let id = loop.pointee.lastVoice &+ 1
-        // Kept before the push publishes it (SoundLifetime.swift).
-        if !loop.pointee.kept.isHot(sound) { keep(sound) }
-        let cmd = PlayCommand(sound: .passUnretained(sound), gain: max(0, gain.isFinite ? gain : 0),
+        let id = nextVoice.add(1, ordering: .relaxed).newValue
+        let cmd = PlayCommand(sound: .passRetained(sound), gain: max(0, gain.isFinite ? gain : 0),
                               requestedAt: requestedAt, voice: id, retrigger: retrigger)
         guard commands.push(cmd) else {
+            cmd.sound.release()
             counters.queueFull.add(1, ordering: .relaxed)
             return .unavailable(queueFullReason)
         }
-        loop.pointee.lastVoice = id
         if wake { self.wake() }
         return .started(voice: id)
-    }
-
-    /// `play`'s sound, not the one it played last: found in `kept` or kept now.
-    private func keep(_ sound: Sound) {
-        let bank = loop.pointee.bank
-        loop.pointee.kept.keep(sound, bank: bank, lastVoice: loop.pointee.lastVoice)
-        looseSounds.store(loop.pointee.kept.loose > 0, ordering: .relaxed)
     }
 
     /// Why `play` refuses a voice while its queue is full (made once: a burst of taps
@@ -304,37 +273,31 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// Takes every waiting report off the ring in one pass: a voice that started is counted in
-    /// `figures` and handed to `each`, as is one that failed (with why; nil: it started). Then
-    /// lets go of the sounds the audio thread no longer uses (SoundLifetime.swift: `oldestHeld`
-    /// is loaded before the pops). (`each` may call back into the engine: no lock is held.)
+    /// `figures` and handed to `each`, as is one that failed (with why; nil: it started); the
+    /// sound reference of a finished voice is released. (`each` may call back into the engine:
+    /// no lock is held.)
     @inline(__always)
     private func drain(_ each: (RawReport, Sound, String?) -> Void) {
         var counter: UInt64 = 0
         _ = Glibc.read(reportEventFD, &counter, 8)
-        let oldest = oldestHeld.load(ordering: .acquiring)
         while let r = reports.pop() {
-            // (Unretained: `kept` holds the sound, see SoundLifetime.swift.)
-            r.sound._withUnsafeGuaranteedRef { s in
-                if r.kind == .started {
-                    loop.pointee.figures.add(latency: r.latencyNs, sinkLatency: r.sinkLatencyNs, ahead: r.framesAhead)
-                    each(r, s, nil)
-                } else {
-                    // (The device's last error is read only for the reason that names it.)
-                    each(r, s, r.failure.text(device: r.failure == .deviceLost ? device.withLock { $0.lastError } : ""))
-                }
+            switch r.kind {
+            case .started:
+                figures.add(latency: r.latencyNs, sinkLatency: r.sinkLatencyNs, ahead: r.framesAhead)
+                each(r, r.sound.takeRetainedValue(), nil)
+            case .failed:
+                // (The device's last error is read only for the reason that names it.)
+                let why = r.failure.text(device: r.failure == .deviceLost ? device.withLock { $0.lastError } : "")
+                each(r, r.sound.takeRetainedValue(), why)
+            case .finished:
+                r.sound.release()
             }
-        }
-        if loop.pointee.kept.loose > 0 {
-            loop.pointee.kept.letGo(before: oldest, lastVoice: loop.pointee.lastVoice)
-            if loop.pointee.kept.loose == 0 { looseSounds.store(false, ordering: .relaxed) }
         }
     }
 
     /// Swaps the bank `bank` returns; voices already playing keep their sounds and finish.
     public func replaceBank(_ bank: SoundBank) {
-        loop.pointee.bank = bank
-        loop.pointee.kept.rebank(bank)
-        looseSounds.store(loop.pointee.kept.loose > 0, ordering: .relaxed)
+        self.bank = bank
     }
 
     /// `"playing"`, `"idle"`, `"unavailable: <reason>"` (or `"closed"` before `start`).
@@ -363,7 +326,7 @@ public final class AudioEngine: @unchecked Sendable {
         }
         available.store(false, ordering: .releasing)
         setState(.closed)
-        while commands.pop() != nil {}
+        while let c = commands.pop() { c.sound.release() }
         drainReports { _ in }
     }
 }

@@ -105,7 +105,7 @@ extension AudioEngine {
         let endsBuf = ends
         mixer.render(into: mixBuffer, frames: frames, master: masterGain) { v in
             if let s = v.sound {
-                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id); nEnds += 1 }
+                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id); nEnds += 1 } else { s.release() }
             }
         }
         for i in 0..<nStarts {
@@ -129,12 +129,14 @@ extension AudioEngine {
         var pushed = false
         for i in 0..<nStarts {
             let (s, id, requestedAt) = starts[i]
+            _ = s.retain()
             let latency = t > requestedAt ? t - requestedAt : 0
             let atSink = latency + UInt64(max(ahead, 0)) * 1_000_000_000 / rate
             if reports.push(RawReport(kind: .started, sound: s, voice: id, latencyNs: latency, framesAhead: queued,
                                       startFrame: streamFrames - Int64(frames), sinkLatencyNs: atSink)) {
                 pushed = true
             } else {
+                s.release()
                 counters.reportsDropped.add(1, ordering: .relaxed)
             }
             counters.played.add(1, ordering: .relaxed)
@@ -158,6 +160,7 @@ extension AudioEngine {
             failVoice(i, .xrun)
         }
         for k in 0..<nEnds where !startedHere(ends[k].1) {
+            _ = ends[k].0.retain()
             pushFailure(ends[k].0, voice: ends[k].1, .xrun)
         }
         publishXruns()
@@ -171,7 +174,9 @@ extension AudioEngine {
     /// the close.)
     func lostByWrite(nEnds: Int) {
         for k in 0..<nEnds {
+            _ = ends[k].0.retain()
             pushFailure(ends[k].0, voice: ends[k].1, .deviceLost)
+            finishedReport(ends[k].0)
         }
         if nEnds > 0 { signalReports() }
     }
@@ -179,6 +184,7 @@ extension AudioEngine {
     /// Keeps a voice that was fully written until the device has played it.
     func keepUntilPlayed(_ s: Unmanaged<Sound>, voice: UInt32, end: Int64) {
         if tailCount == tail.count {
+            finishedReport(tail[0].0)
             for i in 1..<tailCount { tail[i - 1] = tail[i] }
             tailCount -= 1
         }
@@ -199,7 +205,9 @@ extension AudioEngine {
     func failUnplayed(_ why: VoiceFailure) {
         for i in 0..<tailCount {
             let (s, voice, _) = tail[i]
+            _ = s.retain()
             pushFailure(s, voice: voice, why)
+            finishedReport(s)
         }
         tailCount = 0
     }

@@ -131,7 +131,6 @@ extension AudioEngine {
 
         var stopDeadline: UInt64 = 0
         while true {
-            publishOldestHeld()  // (nothing is held outside the pool, `tail` and `unconfirmed` here)
             if stopping.load(ordering: .acquiring) {
                 // Shutting down: voices already playing finish (bounded), then the stream drains.
                 if mode != .running { break }
@@ -228,9 +227,9 @@ extension AudioEngine {
         for i in mixer.voices.indices where mixer.voices[i].active {
             if !mixer.voices[i].reported { failVoice(i, .shutdown) }
             mixer.voices[i].active = false
+            if let s = mixer.voices[i].sound { finishedReport(s) }
             mixer.voices[i].sound = nil
         }
-        publishOldestHeld()
         signalReports()
     }
 
@@ -287,6 +286,7 @@ extension AudioEngine {
         for i in mixer.voices.indices where mixer.voices[i].active {
             failVoice(i, why)
             mixer.voices[i].active = false
+            if let s = mixer.voices[i].sound { finishedReport(s) }
             mixer.voices[i].sound = nil
         }
         dropCommands(why)
@@ -328,14 +328,16 @@ extension AudioEngine {
     /// Moves queued requests into the voice pool.
     func takeCommands() {
         while let c = commands.pop() {
-            lastTaken = c.voice
             // A voice replaced before its first frame reached the device is never heard: reported.
             if let k = mixer.voiceToSteal(), !mixer.voices[k].reported {
                 failVoice(k, .stolen)
                 signalReports()
             }
             let (stolen, faded) = mixer.add(c)
-            if stolen != nil { counters.stolen.add(1, ordering: .relaxed) }
+            if let s = stolen {
+                counters.stolen.add(1, ordering: .relaxed)
+                finishedReport(s)
+            }
             if faded > 0 { counters.restarted.add(faded, ordering: .relaxed) }
         }
     }
@@ -344,7 +346,6 @@ extension AudioEngine {
     func dropCommands(_ why: VoiceFailure) {
         var dropped = false
         while let c = commands.pop() {
-            lastTaken = c.voice
             pushFailure(c.sound, voice: c.voice, why)
             dropped = true
         }
@@ -355,22 +356,30 @@ extension AudioEngine {
     func failVoice(_ i: Int, _ why: VoiceFailure) {
         guard !mixer.voices[i].failed, let s = mixer.voices[i].sound else { return }
         mixer.voices[i].failed = true
+        _ = s.retain()
         pushFailure(s, voice: mixer.voices[i].id, why)
     }
 
-    /// Hands voice `voice` of `sound` (held: see SoundLifetime.swift) to the state loop as a
-    /// failed voice. The state loop sends `sound.failed` and logs it, rate-limited (the
-    /// server's `PeerLogs`, kind `soundFailed`).
+    /// Hands `sound` (one retain) to the state loop as a failed voice. The state loop sends
+    /// `sound.failed` and logs it, rate-limited (the server's `PeerLogs`, kind `soundFailed`).
     func pushFailure(_ s: Unmanaged<Sound>, voice: UInt32, _ why: VoiceFailure) {
         counters.failed.add(1, ordering: .relaxed)
         if !reports.push(RawReport(kind: .failed, sound: s, voice: voice, latencyNs: 0, framesAhead: 0, startFrame: 0, failure: why)) {
+            s.release()
             counters.reportsDropped.add(1, ordering: .relaxed)
         }
     }
 
-    /// Makes `reportFD` readable so the state loop drains what was pushed.
+    /// Makes `reportFD` readable so the state loop drains (and releases) what was pushed.
     func signalReports() {
         var one: UInt64 = 1
         _ = Glibc.write(reportEventFD, &one, 8)
+    }
+
+    /// Hands a sound reference back to the state loop to release (or releases it here).
+    func finishedReport(_ s: Unmanaged<Sound>) {
+        if !reports.push(RawReport(kind: .finished, sound: s, voice: 0, latencyNs: 0, framesAhead: 0, startFrame: 0)) {
+            s.release()
+        }
     }
 }

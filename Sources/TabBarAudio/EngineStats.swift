@@ -56,7 +56,7 @@ extension AudioEngine {
     /// time plus `snd_pcm_delay`, which includes a sound server's delay). See docs/AUDIO.md.
     public func statsJSON() -> JSON {
         let d = device.withLock { $0 }
-        let (lat, sinkLat, aheadSorted) = loop.pointee.figures.sorted()
+        let (lat, sinkLat, aheadSorted) = figures.sorted()
         func pct<T: BinaryInteger>(_ a: [T], _ p: Double) -> JSON {
             guard !a.isEmpty else { return .null }
             let i = min(a.count - 1, Int((p * Double(a.count - 1)).rounded()))
@@ -74,7 +74,7 @@ extension AudioEngine {
         func latencies(_ name: String, _ sorted: [UInt64], max: UInt64) {
             add("\(name)_p50_us", us(pct(sorted, 0.5)))
             add("\(name)_p99_us", us(pct(sorted, 0.99)))
-            add("\(name)_max_us", loop.pointee.figures.count > 0 ? .double((Double(max) / 10).rounded() / 100) : .null)
+            add("\(name)_max_us", figures.count > 0 ? .double((Double(max) / 10).rounded() / 100) : .null)
         }
         add("device", .string(sink.deviceName))
         add("state", .string(deviceState))
@@ -93,9 +93,9 @@ extension AudioEngine {
         count("voices_restarted", counters.restarted)
         count("queue_full", counters.queueFull)
         count("reports_dropped", counters.reportsDropped)
-        add("latency_samples", .int(loop.pointee.figures.stored))
-        latencies("latency", lat, max: loop.pointee.figures.maxLatency)
-        latencies("sink_latency", sinkLat, max: loop.pointee.figures.maxSinkLatency)
+        add("latency_samples", .int(figures.stored))
+        latencies("latency", lat, max: figures.maxLatency)
+        latencies("sink_latency", sinkLat, max: figures.maxSinkLatency)
         add("frames_ahead_p50", pct(aheadSorted, 0.5))
         add("frames_ahead_max", aheadSorted.last.map { JSON.int($0) } ?? .null)
         count("xruns", counters.xruns)

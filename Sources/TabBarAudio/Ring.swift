@@ -9,7 +9,7 @@ import Synchronization
 /// the element whole. `pop` moves the slot out, then stores `head` with release; `push` loads
 /// `head` with acquire before it writes a slot, so it never overwrites one still being read.
 /// Each side's own index is read relaxed (only it writes it). The indices only grow (Int: no
-/// wrap in practice); a slot is `index & mask`. (ClicksTests hammers it from two threads.)
+/// wrap in practice); a slot is `index & mask`. (ClicksRingTests hammers it from two threads.)
 final class SPSCRing<Element>: @unchecked Sendable {
     private let buffer: UnsafeMutablePointer<Element>
     private let mask: Int

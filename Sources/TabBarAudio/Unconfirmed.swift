@@ -13,8 +13,9 @@ extension AudioEngine {
     /// A voice the device has taken whole: finished now, or kept until the next stream
     /// confirms it where the sink says standby does (`AudioSink.standbyConfirmsLink`).
     func released(_ s: Unmanaged<Sound>, voice: UInt32) {
-        guard sink.standbyConfirmsLink else { return }
+        guard sink.standbyConfirmsLink else { finishedReport(s); return }
         if unconfirmedCount == unconfirmed.count {
+            finishedReport(unconfirmed[0].0)
             for i in 1..<unconfirmedCount { unconfirmed[i - 1] = unconfirmed[i] }
             unconfirmedCount -= 1
         }
@@ -25,6 +26,7 @@ extension AudioEngine {
     /// The next stream is ready (a session manager linked it), or the stream ended without a
     /// failure: the voices taken before it count as heard.
     func confirmHeard() {
+        for i in 0..<unconfirmedCount { finishedReport(unconfirmed[i].0) }
         unconfirmedCount = 0
     }
 
@@ -34,7 +36,9 @@ extension AudioEngine {
         guard unconfirmedCount > 0 else { return }
         for i in 0..<unconfirmedCount {
             let (s, voice) = unconfirmed[i]
+            _ = s.retain()
             pushFailure(s, voice: voice, .unconfirmed)
+            finishedReport(s)
         }
         unconfirmedCount = 0
         signalReports()

@@ -1,5 +1,4 @@
-/// A request from the state loop to the audio thread. `sound` is not retained: the state loop
-/// keeps it alive until the audio thread has let go of voice `voice` (SoundLifetime.swift).
+/// A request from the state loop to the audio thread (owns one retain of `sound`).
 struct PlayCommand {
     var sound: Unmanaged<Sound>
     var gain: Float
@@ -8,10 +7,9 @@ struct PlayCommand {
     var retrigger: Retrigger
 }
 
-/// A message from the audio thread to the state loop. `sound` is not retained: it was pushed
-/// while the audio thread held the voice, so the state loop still keeps it (SoundLifetime.swift).
+/// A message from the audio thread to the state loop (owns one retain of `sound`).
 struct RawReport {
-    enum Kind: UInt8 { case started, failed }
+    enum Kind: UInt8 { case started, finished, failed }
     var kind: Kind
     var sound: Unmanaged<Sound>
     var voice: UInt32
@@ -20,7 +18,7 @@ struct RawReport {
     var startFrame: Int64
     /// Request read → estimated first frame at the listener (`.started`).
     var sinkLatencyNs: UInt64 = 0
-    /// Why the voice was not heard intact (`.failed`).
+    /// Why the voice was not heard intact (`.failed`; the sound's retain is released, not handed over).
     var failure: VoiceFailure = .none
 }
 

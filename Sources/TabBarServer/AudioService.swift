@@ -7,10 +7,7 @@ import TabBarAudio
 final class AudioService {
     var config: ServerConfig { didSet { lastPlayed = nil } }
     private(set) var bank: SoundBank
-    let engine: AudioEngine?
-    /// `engine`, reached by `play` without a retain and release per click (`engine` holds it
-    /// for the service's life).
-    private let player: Unmanaged<AudioEngine>?
+    private(set) var engine: AudioEngine?
     /// `--audio auto`'s sink (real device or null sink meanwhile); nil in the other modes.
     private let fallback: FallbackSink?
     /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
@@ -18,9 +15,8 @@ final class AudioService {
     private var startError: String?
     /// The sound `play` found last and how it retriggers (a run of taps plays one click: no
     /// lookup in the bank or the config, no hashing of its name, per click). Forgotten when
-    /// the bank or the config is replaced. (Unretained: `bank` holds it, and is replaced only
-    /// with it forgotten; a click costs no retain and release of it.)
-    private var lastPlayed: (name: String, sound: Unmanaged<Sound>, retrigger: Retrigger)?
+    /// the bank or the config is replaced.
+    private var lastPlayed: (name: String, sound: Sound, retrigger: Retrigger)?
 
     /// Which sink is in use, for logs, STATUS= and stats.
     var sinkName: String {
@@ -71,10 +67,7 @@ final class AudioService {
         do {
             try engine.start()
             self.engine = engine
-            player = .passUnretained(engine)
         } catch {
-            self.engine = nil
-            player = nil
             startError = "\(error)"
             Log.error("Audio engine did not start; sounds are unavailable", ["error": "\(error)"])
         }
@@ -131,20 +124,18 @@ final class AudioService {
     /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
     /// `AudioEngine.play`).
     func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, Refusal> {
-        let sound: Unmanaged<Sound>, retrigger: Retrigger
+        let sound: Sound, retrigger: Retrigger
         if lastPlayed?.name == name {
             // (Read in place: a copy of the whole entry retained and released its name too.)
             (sound, retrigger) = (lastPlayed.unsafelyUnwrapped.sound, lastPlayed.unsafelyUnwrapped.retrigger)
         } else {
             guard let found = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
-            (sound, retrigger) = (.passUnretained(found), config.soundRetrigger[name] ?? .overlap)
+            (sound, retrigger) = (found, config.soundRetrigger[name] ?? .overlap)
             lastPlayed = (name, sound, retrigger)
         }
-        guard let player else { return .failure(.unavailable(startError ?? "the audio engine is not running")) }
-        let played = sound._withUnsafeGuaranteedRef { s in
-            player._withUnsafeGuaranteedRef { $0.play(s, gain: Float(gain), requestedAt: requestedAt, retrigger: retrigger, wake: wake) }
-        }
-        switch played {
+        guard let engine else { return .failure(.unavailable(startError ?? "the audio engine is not running")) }
+        switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
+                           retrigger: retrigger, wake: wake) {
         case .started(let voice): return .success(voice)
         case .unavailable(let why): return .failure(.unavailable(why))
         }
