@@ -157,7 +157,8 @@ class ServerRestart(RigCase):
         self.assertNotIn("lost", outcomes, "accepted clicks lost without a sound.failed event while the server "
                          "was down or coming back: %s; log:\n%s" % (outcomes, self.daemon.log()[-3000:]))
         for _ in range(3):
-            self.assertEqual(self.play_accounted(c, failed), "heard", "a click after recovery")
+            self.assertEqual(self.play_accounted(c, failed), "heard", "a click after recovery (sound.failed: %s; log:\n%s)"
+                             % (failed[-1:] or "none", self.daemon.log()[-3000:]))
         # Killed and restarted while the daemon is idle, no click in between: the next click is heard or reported.
         # (The daemon's stream stops 2 s after the last click: wait until it says so.)
         wait_for(lambda: c.call("stats.get")["audio"]["engine"].get("state") != "playing", 30, "the stream to stop")
