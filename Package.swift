@@ -31,7 +31,7 @@ let package = Package(
         // it): they cost ~1k instructions per request (docs/PERFORMANCE.md). Compile-time
         // checks stay. TabBarServer is no library product, so the unsafe flag reaches no client.
         .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"],
-                swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-disable-type-layout"])]),
+                swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-enforce-exclusivity=unchecked"])]),
         .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"],
