@@ -179,6 +179,45 @@ public enum BarEvent: Equatable, Sendable {
     public var line: [UInt8] { ByteBuffer.collect { write(into: &$0) } }
 }
 
+/// What the server publishes to subscribers: a notification's method (its topic) and its
+/// whole line. The reducer's events (`BarEvent`) and the sound reports (`SoundEvent`).
+public protocol EventLine {
+    var method: String { get }
+    func write(into o: inout ByteBuffer)
+}
+
+extension BarEvent: EventLine {}
+
+/// The audio thread's reports as subscribers get them (docs/PROTOCOL.md): a voice started,
+/// at sink frame `frame`, or failed, with why. They change no state: no `seq`.
+public enum SoundEvent: Equatable, Sendable, EventLine {
+    case played(voice: UInt32, name: String, frame: Int64)
+    case failed(voice: UInt32, name: String, reason: String)
+
+    public var method: String {
+        switch self {
+        case .played: return "sound.played"
+        case .failed: return "sound.failed"
+        }
+    }
+
+    /// Appends the whole notification line, newline included.
+    public func write(into o: inout ByteBuffer) {
+        switch self {
+        case let .played(voice, name, frame):
+            o.put(#"{"jsonrpc":"2.0","method":"sound.played","params":{"voice":"#); o.uint(UInt64(voice))
+            o.put(#","name":"#); o.string(name); o.put(#","frame":"#); o.int(Int(frame))
+        case let .failed(voice, name, reason):
+            o.put(#"{"jsonrpc":"2.0","method":"sound.failed","params":{"voice":"#); o.uint(UInt64(voice))
+            o.put(#","name":"#); o.string(name); o.put(#","reason":"#); o.string(reason)
+        }
+        o.put("}}\n")
+    }
+
+    /// The whole notification line (tests and tools).
+    public var line: [UInt8] { ByteBuffer.collect { write(into: &$0) } }
+}
+
 extension ByteBuffer {
     /// `optional` in room already reserved (the text's `room`, or 4).
     @inline(__always)

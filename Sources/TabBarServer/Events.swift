@@ -5,8 +5,9 @@ import CSystemd
 /// Events: each encoded once and queued for every subscriber that wants it; a subscriber
 /// too slow to keep up loses its queued events (never its replies) for one `state.resync`.
 extension Server {
-    /// Encodes a state change's event once and queues it for every subscriber that wants it.
-    func broadcast(_ event: BarEvent) {
+    /// Encodes an event once and queues it for every subscriber that wants it (counted
+    /// whoever listens; built only when someone does).
+    func broadcast<E: EventLine>(_ event: E) {
         stats.events += 1
         guard !clients.subscribers.isEmpty else { return }
         work.scratch.removeAll()

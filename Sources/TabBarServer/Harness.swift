@@ -55,14 +55,11 @@ extension Server {
     func publishSoundReports() {
         let now = MonotonicClock.nanoseconds()  // (once per drain, not per failed voice)
         audio.drainReports({ voice, name, frame in
-            // (Counted as published whoever listens; built only when someone does.)
-            guard !clients.subscribers.isEmpty else { stats.events += 1; return }
-            broadcast(Event("sound.played", .obj(["voice": .int(voice), "name": .string(name), "frame": .int(frame)])))
+            broadcast(SoundEvent.played(voice: voice, name: name, frame: frame))
         }, failed: { voice, name, reason in
-            // (The log line's fields are made only if it is written, the event only if someone listens.)
+            // (The log line's fields are made only if it is written.)
             peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: now)
-            guard !clients.subscribers.isEmpty else { stats.events += 1; return }
-            broadcast(Event("sound.failed", .obj(["voice": .int(voice), "name": .string(name), "reason": .string(reason)])))
+            broadcast(SoundEvent.failed(voice: voice, name: name, reason: reason))
         })
     }
 }
