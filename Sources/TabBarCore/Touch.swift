@@ -20,11 +20,7 @@ struct TouchTracker: Equatable, Sendable {
     /// place over the nil, which holds nothing to release.
     @inline(__always)
     mutating func begin(_ touch: Active) {
-        if case .none = active {
-            withUnsafeMutablePointer(to: &active) { $0.initialize(to: touch) }
-        } else {
-            active = touch
-        }
+        active.setOverNil(touch)
     }
 
     /// The touch in progress, moved out (no copy of its item's id), if `touchID` may end it

@@ -10,8 +10,8 @@ enum Rigs {
         return t.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
 
-    static func server(in dir: String, name: String = "s") throws -> Server {
-        var cfg = ServerConfig(socketPath: "\(dir)/\(name).sock", statePath: "\(dir)/\(name)/state.json", soundDirs: [])
+    static func server(in dir: String, name: String = "s", sounds: [String] = []) throws -> Server {
+        var cfg = ServerConfig(socketPath: "\(dir)/\(name).sock", statePath: "\(dir)/\(name)/state.json", soundDirs: sounds)
         cfg.audio = .null
         cfg.compactEvery = 1 << 30
         return try Server(config: cfg)

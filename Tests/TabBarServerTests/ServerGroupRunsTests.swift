@@ -103,10 +103,7 @@ import TabBarCore
         let sounds = try #require(ProcessInfo.processInfo.environment["TABBARD_SOUNDS_DIR"], "run as the Makefile does")
         let dir = Rigs.tempDir("tabbard-runs")
         defer { _ = system("rm -rf '\(dir)'") }
-        var cfg = ServerConfig(socketPath: "\(dir)/s.sock", statePath: "\(dir)/s/state.json", soundDirs: [sounds])
-        cfg.audio = .null
-        cfg.compactEvery = 1 << 30
-        let server = try Server(config: cfg)
+        let server = try Rigs.server(in: dir, sounds: [sounds])
         let (conns, fds) = Rigs.connections(1)
         defer { for fd in fds { close(fd) } }
         var id = 0
