@@ -325,13 +325,17 @@ extension AudioEngine {
         _ = Glibc.read(wakeFD, &v, 8)
     }
 
-    /// Moves queued requests into the voice pool.
+    /// Moves queued requests into the voice pool. The voices it replaced unheard are
+    /// signalled to the state loop once, after all are taken (a burst of taps replaces many:
+    /// one `write` for them, not one each).
     func takeCommands() {
+        var replacedUnheard = false
+        defer { if replacedUnheard { signalReports() } }
         while let c = commands.pop() {
             // A voice replaced before its first frame reached the device is never heard: reported.
             if let k = mixer.voiceToSteal(), !mixer.voices[k].reported {
                 failVoice(k, .stolen)
-                signalReports()
+                replacedUnheard = true
             }
             let (stolen, faded) = mixer.add(c)
             if let s = stolen {

@@ -79,6 +79,35 @@ private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05",
         #expect(stats["voices_stolen"]?.intValue == 2)
     }
 
+    /// A burst of taps larger than the pool, taken at one wake-up: each voice replaced before
+    /// its first frame is reported failed, with why, the last ones are heard, and every one
+    /// of the burst gets its report.
+    @Test func aBurstLargerThanThePoolReportsEachReplacedVoice() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let long = makeSound(dir, "long", seconds: "1")
+        let sink = NullSink(format: .standard, periodFrames: 256)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), voices: 2, log: { _, _ in })
+        engine.shutdownGrace = 0
+        try engine.start()
+        defer { engine.shutdown() }
+        var ids: [UInt32] = []
+        for _ in 0..<6 {
+            guard case .started(let id) = engine.play(long, gain: 0.1, requestedAt: monotonicNanos(), wake: false) else {
+                Issue.record("play refused"); return
+            }
+            ids.append(id)
+        }
+        engine.wake()
+        let reports = firstReports(engine, for: ids)
+        try #require(reports.count == 6, "\(reports.count) of 6 voices reported")
+        for r in reports.prefix(4) {
+            #expect(r.failure?.contains("replaced before it started") == true, "voice \(r.voice): \(r.failure ?? "started")")
+        }
+        for r in reports.suffix(2) { #expect(r.failure == nil, "voice \(r.voice): \(r.failure ?? "")") }
+        #expect(sink.records.map(\.voice) == Array(ids.suffix(2)))
+    }
+
     @Test func restartFadesTheEarlierVoice() throws {
         let dir = TempDir()
         defer { dir.cleanup() }
