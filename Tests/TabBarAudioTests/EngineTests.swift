@@ -91,6 +91,9 @@ private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05",
         engine.shutdownGrace = 0
         try engine.start()
         defer { engine.shutdown() }
+        // Parked in its idle wait, the thread takes nothing until it is woken: the whole burst
+        // is then one take, however loaded the machine.
+        try #require(eventually { engine.audioThreadID != 0 && blockedInPoll(tid: engine.audioThreadID) })
         var ids: [UInt32] = []
         for _ in 0..<6 {
             guard case .started(let id) = engine.play(long, gain: 0.1, requestedAt: monotonicNanos(), wake: false) else {

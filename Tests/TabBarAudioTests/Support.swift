@@ -130,3 +130,16 @@ func voluntarySwitches(tid: Int32) -> Int? {
     }
     return nil
 }
+
+/// Whether thread `tid` is blocked in `ppoll` (the audio thread's wait while idle): the first
+/// field of /proc/self/task/TID/syscall, which the kernel fills only while the thread sleeps
+/// in a system call.
+func blockedInPoll(tid: Int32) -> Bool {
+    let text = String(decoding: readBytes("/proc/self/task/\(tid)/syscall"), as: UTF8.self)
+    guard let n = text.split(separator: " ").first.flatMap({ Int($0) }) else { return false }
+    #if arch(x86_64)
+    return n == 271   // __NR_ppoll
+    #else
+    return n == 73    // __NR_ppoll (aarch64)
+    #endif
+}
