@@ -225,19 +225,24 @@ class AutoBeforeServer(RigCase):
                              % (audio.get("sink"), self.daemon.log()[-2000:]))
 
 
-def context_switches(pid):
-    """Voluntary + involuntary context switches of every thread of pid so far (the plugin's too)."""
-    total = 0
+def thread_switches(pid):
+    """Voluntary + involuntary context switches so far of each thread of pid (the plugin's too),
+    by "name/tid"."""
+    out = {}
     task = "/proc/%d/task" % pid
     for tid in os.listdir(task):
         try:
             with open(os.path.join(task, tid, "status")) as f:
+                name, n = tid, 0
                 for line in f:
-                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                        total += int(line.split(":")[1])
+                    if line.startswith("Name:"):
+                        name = "%s/%s" % (line.split(":", 1)[1].strip(), tid)
+                    elif line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        n += int(line.split(":")[1])
+                out[name] = n
         except OSError:
             pass   # a thread that just ended
-    return total
+    return out
 
 
 class IdleAfterStart(RigCase):
@@ -248,12 +253,24 @@ class IdleAfterStart(RigCase):
         self.start_rig()
         self.start_daemon("--audio", "alsa", "--log-level", "debug")
         wait_for(lambda: "audio settle steps=" in self.daemon.log(), 30, "the settle to finish")
-        window = 2.0
-        before, t0 = context_switches(self.daemon.proc.pid), time.monotonic()
-        wait_for(lambda: time.monotonic() - t0 >= window, window + 5, "the measuring window", step=0.1)
-        woke = context_switches(self.daemon.proc.pid) - before
-        self.assertLessEqual(woke, 4, "the idle daemon's threads woke %d times in %.0f s; log:\n%s"
-                             % (woke, window, self.daemon.log()[-2000:]))
+        # The stop the settle ends with is acknowledged by the server after the log line: on a
+        # loaded machine its messages reach the plugin's thread one by one, a dozen wake-ups in
+        # the first seconds (seen in CI). What must not happen is a stream left running (375
+        # wake-ups a second): the daemon must reach a quiet 2 s window within 10 s.
+        window, pid, windows = 2.0, self.daemon.proc.pid, []
+        deadline = time.monotonic() + 10
+        while True:
+            before, t0 = thread_switches(pid), time.monotonic()
+            wait_for(lambda: time.monotonic() - t0 >= window, window + 5, "the measuring window", step=0.1)
+            after = thread_switches(pid)
+            by_thread = {t: after[t] - before.get(t, 0) for t in after if after[t] != before.get(t, 0)}
+            windows.append(by_thread)
+            if sum(by_thread.values()) <= 4 or time.monotonic() >= deadline:
+                break
+        woke = sum(windows[-1].values())
+        self.assertLessEqual(woke, 4, "the idle daemon's threads still woke %d times in the last %.0f s window "
+                             "of %d (wake-ups by thread, window by window: %r); log:\n%s"
+                             % (woke, window, len(windows), windows, self.daemon.log()[-2000:]))
 
 class PluginThread(RigCase):
     def test_the_plugins_main_loop_runs_like_the_audio_thread(self):
