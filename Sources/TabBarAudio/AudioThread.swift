@@ -330,7 +330,6 @@ extension AudioEngine {
     /// one `write` for them, not one each).
     func takeCommands() {
         var replacedUnheard = false
-        defer { if replacedUnheard { signalReports() } }
         while let c = commands.pop() {
             // A voice replaced before its first frame reached the device is never heard: reported.
             if let k = mixer.voiceToSteal(), !mixer.voices[k].reported {
@@ -344,6 +343,7 @@ extension AudioEngine {
             }
             if faded > 0 { counters.restarted.add(faded, ordering: .relaxed) }
         }
+        if replacedUnheard { signalReports() }
     }
 
     /// Requests that were accepted but can no longer be played are reported failed.

@@ -12,6 +12,17 @@ private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05",
     return try! SoundBank.loadSound(name: name, path: path, format: format)
 }
 
+/// An engine started on a null sink with a pool of `voices`, and the 1 s sound it plays
+/// (voices still sounding at shutdown are cut at once).
+private func startedPool(_ dir: TempDir, voices: Int) throws -> (Sound, NullSink, AudioEngine) {
+    let long = makeSound(dir, "long", seconds: "1")
+    let sink = NullSink(format: .standard, periodFrames: 256)
+    let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), voices: voices, log: { _, _ in })
+    engine.shutdownGrace = 0
+    try engine.start()
+    return (long, sink, engine)
+}
+
 @Suite(.serialized) struct EngineTests {
     @Test func nullSinkRecordsVoicesAndCapturesTheMix() throws {
         let dir = TempDir()
@@ -64,11 +75,7 @@ private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05",
     @Test func fixedPoolStealsTheOldestVoice() throws {
         let dir = TempDir()
         defer { dir.cleanup() }
-        let long = makeSound(dir, "long", seconds: "1")
-        let sink = NullSink(format: .standard, periodFrames: 256)
-        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), voices: 4, log: { _, _ in })
-        engine.shutdownGrace = 0
-        try engine.start()
+        let (long, _, engine) = try startedPool(dir, voices: 4)
         defer { engine.shutdown() }
         for _ in 0..<4 { _ = engine.play(long, gain: 0.1, requestedAt: monotonicNanos()) }
         #expect(collectReports(engine, count: 4).count == 4)
@@ -85,11 +92,7 @@ private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05",
     @Test func aBurstLargerThanThePoolReportsEachReplacedVoice() throws {
         let dir = TempDir()
         defer { dir.cleanup() }
-        let long = makeSound(dir, "long", seconds: "1")
-        let sink = NullSink(format: .standard, periodFrames: 256)
-        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), voices: 2, log: { _, _ in })
-        engine.shutdownGrace = 0
-        try engine.start()
+        let (long, sink, engine) = try startedPool(dir, voices: 2)
         defer { engine.shutdown() }
         // Parked in its idle wait, the thread takes nothing until it is woken: the whole burst
         // is then one take, however loaded the machine.
