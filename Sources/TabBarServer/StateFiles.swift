@@ -113,7 +113,7 @@ extension StateStore {
             throw error
         }
         try commit()
-        if let why = unreachable() { try recover(after(), limits: limits, why: why) }
+        if !watch.unchanged(), let why = unreachable() { try recover(after(), limits: limits, why: why) }
     }
 
     /// Why the journal or the snapshot in use is not the file at its path (nil: it is).

@@ -81,6 +81,8 @@ final class StateStore {
     var journalID: FileID?
     var snapshotID: FileID?
     var lockID: FileID?
+    /// Spares `unreachable`'s lookups by path while nothing on the way changed (StateWatch.swift).
+    lazy var watch = StateWatch(directory: stateDirectory)
     /// The errno of the last failure (`lastError`), for advice that fits it.
     var lastErrno: Errno?
 

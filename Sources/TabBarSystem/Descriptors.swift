@@ -99,4 +99,16 @@ extension Sys {
             try call { epoll_wait(epfd, p.baseAddress, Int32(p.count), timeoutMs()) }
         })
     }
+
+    // MARK: inotify
+
+    /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`.
+    public static func inotifyCreate() throws(Errno) -> Int32 {
+        try call { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+    }
+
+    /// `inotify_add_watch(2)` of `path` for `mask`: the watch descriptor.
+    public static func inotifyWatch(_ fd: Int32, _ path: String, _ mask: UInt32) throws(Errno) -> Int32 {
+        try call { inotify_add_watch(fd, path, mask) }
+    }
 }

@@ -276,3 +276,23 @@ extension ReliabilityTests {
         #expect(s?["state"]?["selected"] == .string("me"), "the selection acknowledged before the files were replaced")
     }
 }
+
+extension ReliabilityTests {
+    /// A directory *above* the state directory moved away while serving (`mv ~/.local/state
+    /// …`): the state's path then names nothing, and no file in the state directory changed.
+    /// Later changes are acknowledged only once the files are at their path again, so a
+    /// SIGKILL and a restart on the path give every one of them. (The commit's watch,
+    /// StateWatch.swift, sees this only by watching the directories on the way.)
+    @Test func aDirectoryAboveTheStateMovedAwayLosesNothing() throws {
+        let dir = try makeTempDir("tabbard-moved")
+        let args = ["--state", dir + "/home/state/state.json"]
+        let d = try startDaemon(dir: dir, extraArgs: args)
+        let c = try RawClient(path: d.socket)
+        _ = try #require(try c.call("tab.select", #"{"tab":"me"}"#)["result"]?["seq"]?.intValue)
+        #expect(rename(dir + "/home", dir + "/home.old") == 0, "\(String(cString: strerror(errno)))")
+        let seq = try Self.setFiveBadges(c)
+        d.kill9()
+        #expect(d.readStderr().contains("The state's files were deleted or replaced while serving"))
+        _ = try Self.restartedState(dir: dir, args: args, seq: seq)
+    }
+}
