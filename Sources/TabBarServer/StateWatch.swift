@@ -44,8 +44,8 @@ final class StateWatch {
         } else {
             directories = nil
         }
-        unavailable = directories == nil
-        if unavailable { Log.info("The state's files are looked up by path at every change", ["why": "\(directory) is relative or has . or .. in it"]) }
+        unavailable = false
+        if directories == nil { giveUp("\(directory) is relative or has . or .. in it") }
     }
 
     deinit {
@@ -87,7 +87,7 @@ final class StateWatch {
                     return
                 }
                 // A directory moved away keeps its watch: dropped, so that it wakes nothing more.
-                if k < watches.count, watches[k] != wd { _ = inotify_rm_watch(fd, watches[k]) }  // (EINVAL: already gone)
+                if k < watches.count, watches[k] != wd { try? Sys.inotifyUnwatch(fd, watches[k]) }  // (EINVAL: already gone)
                 if k < watches.count { watches[k] = wd } else { watches.append(wd) }
             }
             // Then the queue is emptied (any event was reason enough; dropping watches adds

@@ -111,4 +111,9 @@ extension Sys {
     public static func inotifyWatch(_ fd: Int32, _ path: String, _ mask: UInt32) throws(Errno) -> Int32 {
         try call { inotify_add_watch(fd, path, mask) }
     }
+
+    /// `inotify_rm_watch(2)` of the watch `wd`.
+    public static func inotifyUnwatch(_ fd: Int32, _ wd: Int32) throws(Errno) {
+        try call { inotify_rm_watch(fd, wd) }
+    }
 }
