@@ -437,7 +437,10 @@ struct FeedbackdFigures {
 /// - `dbus-daemon` with a config of its own: a Unix socket in `tmp`, no service
 ///   directories (so nothing is ever auto-started with the wrong environment);
 /// - `/usr/libexec/feedbackd` with `LD_PRELOAD` = the shim, `ALSA_CONFIG_PATH` =
-///   alsa.conf + a file that makes `pcm.!default` ALSA's `null`, `CANBERRA_DRIVER=alsa`,
+///   only a file that makes `pcm.!default` ALSA's `null` (not after alsa.conf: its hooks
+///   load /etc/alsa/conf.d, where pipewire-alsa's 99-pipewire-default.conf makes
+///   `default` PipeWire whatever a later file says, and libcanberra then failed with
+///   "IO error" on a machine with no PipeWire running), `CANBERRA_DRIVER=alsa`,
 ///   `GSETTINGS_BACKEND=memory` (profile `full`, the schema default; nothing written
 ///   to the user's dconf);
 /// - `fbdclient` (bench/fbdclient): one long-lived sd-bus connection that calls
@@ -500,7 +503,7 @@ func feedbackdClicks(tmp: String, shim: String, client: String, onsets: OnsetPip
         sleepMs(1)
     }
     let env = ["DBUS_SESSION_BUS_ADDRESS": address, "LD_PRELOAD": shim, "CLICKSHIM_OUT": onsets.path,
-               "ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:\(tmp)/fbd-asound.conf",
+               "ALSA_CONFIG_PATH": "\(tmp)/fbd-asound.conf",
                "CANBERRA_DRIVER": "alsa", "GSETTINGS_BACKEND": "memory"]
     guard let fbd = try? spawn([feedbackd], env: env, unset: ["DBUS_SYSTEM_BUS_ADDRESS"], logPath: "\(tmp)/feedbackd.log") else {
         fig.error = "cannot start \(feedbackd)"
