@@ -176,7 +176,7 @@ extension Server {
                 stats.resyncs += 1
                 c.out.append(Wire.notification("state.resync", .obj(["seq": .int(reducer.state.seq), "state": reducer.state.json(limits: reducer.limits)])))
             }
-            if c.queued == 0 && !c.readClosed { continue }
+            if c.queued == 0 && !c.readClosed && !c.pollingOut { continue }
             if !c.flush(now: now) {
                 drop(c)
                 continue
@@ -198,7 +198,7 @@ extension Server {
             }
             if c.closed { continue }
             let pending = c.queued > 0
-            if pending != c.pollingOut { c.pollingOut = pending; changed = true }
+            if pending != c.pollingOut { clients.setPollingOut(c, pending); changed = true }
             if c.readClosed && !pending {
                 drop(c)
                 continue
@@ -231,6 +231,9 @@ struct ClientTable {
     var subscribers: [Connection] = []
     /// Connections with output to flush at the end of this loop turn.
     var dirty: [Connection] = []
+    /// How many connections have output the socket did not take (`pollingOut`): while
+    /// there are none, the loop neither wakes for slow readers nor looks for them.
+    private(set) var waitingToWrite = 0
     var nextID: UInt64 = 1
 }
 
@@ -243,8 +246,15 @@ extension ClientTable {
     }
 
     mutating func remove(_ c: Connection) {
+        if c.pollingOut { setPollingOut(c, false) }
         byFD[c.fd] = nil
         if Int(c.fd) < slots.count { slots[Int(c.fd)] = nil }
+    }
+
+    mutating func setPollingOut(_ c: Connection, _ on: Bool) {
+        guard c.pollingOut != on else { return }
+        c.pollingOut = on
+        waitingToWrite += on ? 1 : -1
     }
 
     /// The open connection on descriptor `fd`, if any.

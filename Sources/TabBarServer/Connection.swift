@@ -18,7 +18,8 @@ final class Connection {
     var topics: [String]?
     /// The client half-closed: answer what came, flush, close.
     var readClosed = false
-    /// EPOLLOUT is registered.
+    /// EPOLLOUT is registered: output is queued that the socket did not take. (Changed
+    /// only by `ClientTable.setPollingOut`, which counts such connections.)
     var pollingOut = false
     /// Reading is paused because too much output is queued (back-pressure).
     var readPaused = false

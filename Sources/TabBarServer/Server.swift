@@ -139,7 +139,7 @@ public final class Server {
         let now = MonotonicClock.nanoseconds()
         if let ms = store.tick(nowNs: now) { timeout = ms }
         if let ms = watchdog.timeoutMs(now: now, statusKey) { timeout = timeout < 0 ? ms : min(timeout, ms) }
-        if clients.byFD.values.contains(where: { $0.queued > 0 }) {
+        if clients.waitingToWrite > 0 {
             timeout = timeout < 0 ? 1000 : min(timeout, 1000)
         }
         if let due = peerLogs.flushDueNs {
@@ -168,6 +168,7 @@ public final class Server {
             }
         }
         // Clients that stopped reading their replies.
+        guard clients.waitingToWrite > 0 else { return }
         let limitNs = UInt64(config.writeTimeoutMs) * 1_000_000
         for c in clients.byFD.values where c.queued > 0 && now > c.lastProgressNs + limitNs {
             peerLogs.write(.slow, .warning, "Disconnecting a client that does not read its replies", [

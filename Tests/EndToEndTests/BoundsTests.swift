@@ -242,6 +242,26 @@ import TabBarTesting
         #expect(line?.contains("uid=\(getuid())") == true)
     }
 
+    /// The same with no other client: nothing else wakes the daemon, so it must wake
+    /// itself to find the client that stopped reading (its socket is closed: the client
+    /// sees the hang-up without reading, which would let the queue move).
+    @Test func aClientThatNeverReadsIsDisconnectedWithNothingElseGoingOn() throws {
+        let d = try startDaemon(config: #"{"write_timeout_ms":300,"max_queued_bytes":65536}"#)
+        defer { #expect(d.stop() == 0) }
+        let lazy = try RawClient(path: d.socket)
+        var batch = ""
+        for k in 0..<300 { batch += #"{"id":\#(k),"method":"state.get"}"# + "\n" }
+        try lazy.send(batch)   // ≈ 1 MB of replies: more than the socket holds
+        let rdhup: Int16 = 0x2000  // POLLRDHUP (<poll.h> defines it only with _GNU_SOURCE)
+        var p = pollfd(fd: lazy.fd, events: rdhup, revents: 0)
+        // (A bound, not a pause: poll returns as soon as the daemon closes the socket.)
+        let n = poll(&p, 1, 30_000)
+        #expect(n == 1 && p.revents & (rdhup | Int16(POLLHUP)) != 0, "the daemon did not disconnect the client")
+        let stats = try RawClient(path: d.socket).call("stats.get")["result"]
+        #expect(stats?["slow_clients_dropped"] == .int(1))
+        #expect(stats?["clients"] == .int(1))
+    }
+
     /// `voices` bounds what plays at once: 300 pipelined `sound.play` with 4 voices are all
     /// answered (a voice id, or `audio_unavailable` when the engine's queue is full), the
     /// oldest voices are stolen, and the state keeps being served.
