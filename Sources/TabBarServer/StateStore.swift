@@ -72,6 +72,7 @@ final class StateStore {
         spareJournalPath = path + ".journal.spare"
         self.compactEvery = compactEvery
         self.fsyncIntervalMs = fsyncIntervalMs
+        watch = StateWatch(directory: Posix.dirname(path))
     }
 
     /// The lock on the state (`lock`, StateFiles.swift); -1: not held.
@@ -82,7 +83,7 @@ final class StateStore {
     var snapshotID: FileID?
     var lockID: FileID?
     /// Spares `unreachable`'s lookups by path while nothing on the way changed (StateWatch.swift).
-    lazy var watch = StateWatch(directory: stateDirectory)
+    let watch: StateWatch
     /// The errno of the last failure (`lastError`), for advice that fits it.
     var lastErrno: Errno?
 
