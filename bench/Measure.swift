@@ -74,8 +74,8 @@ func roundTrips(socket: String, n: Int, warmup: Int) throws -> [UInt64] {
                 // The reply is one line; read until its newline, waiting for it with poll as
                 // the project's client does (TabBarClient's LineChannel; event loops alike). A
                 // read that blocks is woken by the server's own read of the request too (the
-                // socket's write space, for a sender that waits): a context switch more per
-                // round trip, which no event-loop client pays (docs/PERFORMANCE.md).
+                // socket's write space, for a sender that waits): on one CPU, two context
+                // switches more per round trip, which no event-loop client pays (docs/PERFORMANCE.md).
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 while true {
                     if poll(&p, 1, -1) < 0 { if errno == EINTR { continue }; throw BenchError("poll: \(errnoString())") }

@@ -246,7 +246,7 @@ extension ClientTable {
     }
 
     mutating func remove(_ c: Connection) {
-        if c.pollingOut { setPollingOut(c, false) }
+        setPollingOut(c, false)
         byFD[c.fd] = nil
         if Int(c.fd) < slots.count { slots[Int(c.fd)] = nil }
     }

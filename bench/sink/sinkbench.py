@@ -26,7 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "pipewire"))
-from pwrig import Client, Daemon, Monitor, Rig, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
+from pwrig import Client, Daemon, Monitor, Rig, any_blind, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
 
 
 # Leading silence of the padded click for the cached-sample rows (Bench.padded): more than the ~10 ms the
@@ -197,7 +197,7 @@ class Bench:
                 continue
             t0 = self.requested[k]
             t1 = self.requested[k + 1] if k + 1 < len(self.requested) else float("inf")
-            if t0 is not None and any(m.blind(t0, min(t1, t0 + 3_000_000_000)) for m in monitors):
+            if t0 is not None and any_blind(monitors, t0, t1):
                 lost_blind += 1
             else:
                 lost_unreported += 1

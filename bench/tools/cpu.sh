@@ -12,6 +12,7 @@
 set -euo pipefail
 kind=$1; ccpu=${2:-0}; clients=${3:-1}
 here=$(cd "$(dirname "$0")/../.." && pwd)
+bench=${BENCH:-$here/.build/release/tabbard-bench}
 d=$(mktemp -d /tmp/tabbard-cpu.XXXXXX)
 state=${STATE_DIR:-$d/st}
 mkdir -p "$state"
@@ -30,12 +31,12 @@ trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -rf "$d"; if [ -n
 for _ in $(seq 100); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
 sleep 0.3
 if [ -n "${ROUND_TRIPS:-}" ]; then
-  echo "$kind, ${REQUEST:-select}, client CPU $ccpu: $(taskset -c "$ccpu" "${BENCH:-$here/.build/release/tabbard-bench}" --load "$d/s.sock" --round-trips "$ROUND_TRIPS" --request "${REQUEST:-select}" | grep -i 'round trip')"
+  echo "$kind, ${REQUEST:-select}, client CPU $ccpu: $(taskset -c "$ccpu" "$bench" --load "$d/s.sock" --round-trips "$ROUND_TRIPS" --request "${REQUEST:-select}" | grep -i 'round trip')"
   exit 0
 fi
 tick=$(getconf CLK_TCK)
 read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
-out=$(taskset -c "$ccpu" "${BENCH:-$here/.build/release/tabbard-bench}" --load "$d/s.sock" --seconds 2 --clients "$clients" --request "${REQUEST:-select}")
+out=$(taskset -c "$ccpu" "$bench" --load "$d/s.sock" --seconds 2 --clients "$clients" --request "${REQUEST:-select}")
 read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$pid/stat")
 sent=$(echo "$out" | sed -n 's/.*(\([0-9]*\) sent).*/\1/p')
 ns() { echo $(( ($1) * 1000000000 / tick / sent )); }

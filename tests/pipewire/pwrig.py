@@ -270,6 +270,12 @@ def damage_kind(samples, frame, expected_stereo):
     return "hole" if holes else None
 
 
+def any_blind(monitors, t0, t1):
+    """Whether some probe missed cycles while a click requested at t0 (ns; t1: the next request) could have
+    arrived (at most 3 s after t0): then no probe's silence says the sink never had it."""
+    return any(m.blind(t0, min(t1, t0 + 3_000_000_000)) for m in monitors)
+
+
 def judge(monitors, t0, t1, expected_stereo, silence_after):
     """One click at the sink, requested at t0 (ns; t1: the next request), as two or more independent probes saw it.
     The sink's output is the same for every probe, so what they disagree on is a probe's, not the sink's: a probe
@@ -293,7 +299,7 @@ def judge(monitors, t0, t1, expected_stereo, silence_after):
         gap = m.missed(fr, len(expected_stereo) + silence_after)
         seen.append((why, gap, damage_kind(m.samples(), fr, expected_stereo) if why else None))
     if not seen:
-        return ("blind" if any(m.blind(t0, min(t1, t0 + 3_000_000_000)) for m in monitors) else "unheard"), None, None
+        return ("blind" if any_blind(monitors, t0, t1) else "unheard"), None, None
     if any(why is None for why, _, _ in seen):
         disagree = [why for why, gap, _ in seen if why is not None and not gap]
         return "intact", onset, ("a probe alone: %s" % disagree[0]) if disagree else None
