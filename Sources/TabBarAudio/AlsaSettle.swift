@@ -142,6 +142,7 @@ extension AlsaSink {
         }
         if err < 0 { return false }
         pacer.reset()
+        startCopy.frames = 0
         return true
     }
 

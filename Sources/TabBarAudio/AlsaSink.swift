@@ -44,6 +44,12 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public private(set) var isPulsePlugin = false
     /// Whether the PCM is an external plugin (`SND_PCM_TYPE_IOPLUG`: PipeWire's, PulseAudio's).
     private var isPlugin = false
+    /// Whether the PCM is PipeWire's ALSA plugin (pipewire-alsa), and what it was written since it
+    /// started (`StartCopy`, AlsaStartRace.swift).
+    private(set) var isPipeWirePlugin = false
+    var startCopy = StartCopy()
+    /// Underruns flagged as the stream started with nothing taken, answered by writing again.
+    public var startRaces: Int { startCopy.replays }
     public var pluginThreadName: String? {
         isPulsePlugin ? AlsaSink.pulseLoopThread : isPlugin ? AlsaSink.pipewireLoopThread : nil
     }
@@ -108,7 +114,9 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         guard err >= 0, let pcm = handle else { throw fail("snd_pcm_open", err) }
         let type = snd_pcm_type(pcm)
         isPlugin = type == SND_PCM_TYPE_IOPLUG
-        isPulsePlugin = isPlugin && AlsaSink.describe(pcm).contains("PulseAudio")
+        let description = isPlugin ? AlsaSink.describe(pcm) : ""
+        isPulsePlugin = description.contains("PulseAudio")
+        isPipeWirePlugin = description.contains("PipeWire")
         closedBecause = nil
         try configureBounded(pcm)
         self.pcm = pcm
@@ -124,6 +132,10 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             detectPacing = !clockPaced
         }
         bytes = .allocate(byteCount: bufferFrames * format.channels * 4, alignment: 16)
+        if isPipeWirePlugin {
+            startCopy = StartCopy(capacity: bufferFrames, frameBytes: format.channels * bytesPerSample,
+                                  replays: startCopy.replays)
+        }
     }
 
     /// `configure`, closing the PCM when it fails — through PulseAudio's plugin with a deadline
@@ -267,10 +279,13 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         if clockPaced { return pacer.queued() }
         let avail = snd_pcm_avail(pcm)
         if avail < 0 {
+            if avail == -EPIPE && replayAfterStartRace() { return startCopy.frames }
             try recover(Int32(avail), "snd_pcm_avail")
             return 0
         }
-        return max(bufferFrames - Int(avail), 0)
+        let queued = max(bufferFrames - Int(avail), 0)
+        startCopy.seen(queued: queued)
+        return queued
     }
 
     /// Sleeps until about `lowWater` frames are left (by the clock: the engine keeps far less
@@ -317,11 +332,15 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         var done = 0
         var attempts = 0
         while done < n {
-            let r = snd_pcm_writei(pcm, bytes + done * format.channels * bytesPerSample, snd_pcm_uframes_t(n - done))
+            let from = bytes + done * format.channels * bytesPerSample
+            let starting = isPipeWirePlugin && snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED
+            let r = snd_pcm_writei(pcm, from, snd_pcm_uframes_t(n - done))
             if r >= 0 {
+                startCopy.wrote(from, count: Int(r), started: starting, now: monotonicNanos())
                 done += Int(r)
                 continue
             }
+            if r == -EPIPE && replayAfterStartRace() { continue }
             attempts += 1
             if attempts > 4 { throw ioError("snd_pcm_writei", Int32(r)) }
             if r == -EAGAIN {
@@ -383,5 +402,6 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         }
         bytes?.deallocate()
         bytes = nil
+        startCopy.free()
     }
 }

@@ -128,6 +128,8 @@ public final class AudioEngine: @unchecked Sendable {
         let queueFull = Atomic<Int>(0)
         let reportsDropped = Atomic<Int>(0)
         let xruns = Atomic<Int>(0)
+        let startRaces = Atomic<Int>(0)
+        let runOutXruns = Atomic<Int>(0)
         let streamStarts = Atomic<Int>(0)
         let streamStops = Atomic<Int>(0)
         let errors = Atomic<Int>(0)

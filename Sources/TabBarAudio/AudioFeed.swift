@@ -16,6 +16,7 @@ extension AudioEngine {
         var queued = try sink.queuedFrames()
         let now = monotonicNanos()
         counters.wakeups.add(1, ordering: .relaxed)
+        let lastLookQueued = run.lastQueued
         if queued < run.lastQueued {
             run.progressAt = now
             run.everProgressed = true
@@ -37,7 +38,14 @@ extension AudioEngine {
         // is then the first thing the device takes.
         let draining = !sounding && sink.canStandby && played >= run.audibleEnd
         if draining {
-            if sink.xruns != run.xruns { run.xruns = sink.xruns }
+            if sink.xruns != run.xruns {
+                // Expected, not damage: counted apart, with what was queued at the last look (a
+                // recovery that dropped a voice unheard would show audible frames there).
+                counters.runOutXruns.add(sink.xruns - run.xruns, ordering: .relaxed)
+                let audibleQueued = max(run.audibleEnd - (streamFrames - Int64(lastLookQueued)), 0)
+                log(.debug, "audio stream ran out after its last voice: \(lastLookQueued) frames queued at the last look, \(audibleQueued) of them audible")
+                run.xruns = sink.xruns
+            }
             // A PCM that never reports an empty queue (PulseAudio's plugin keeps a few frames
             // in hand) counts as run out once those stay put for two pulls.
             if queued != run.drainQueued { run.drainQueued = queued; run.drainSince = now }

@@ -49,6 +49,9 @@ public protocol AudioSink: AnyObject {
     var pacing: StreamPacing { get }
     /// Underruns (and suspends) recovered so far.
     var xruns: Int { get }
+    /// Underruns that were the start race of PipeWire's plugin, answered without a loss
+    /// (`AlsaSink`, AlsaStartRace.swift); not in `xruns`.
+    var startRaces: Int { get }
     /// Opens and configures the device. Throws `AudioError.deviceOpen`.
     func open() throws
     /// Prepares the stream to play (after `open` or `stop`).
@@ -109,6 +112,7 @@ extension AudioSink {
     /// then is waiting for `clock.advance`, not stalled.
     var virtualTime: Bool { pacing == .manual }
     public func silentFrames() -> Int64 { 0 }
+    public var startRaces: Int { 0 }
     public func delayFrames() throws -> Int { try queuedFrames() }
     public func standby() -> Bool { false }
     public var canStandby: Bool { false }

@@ -205,6 +205,7 @@ extension AudioEngine {
                         }
                     case .standby:
                         counters.standbys.add(1, ordering: .relaxed)
+                        publishXruns()
                         setState(.standby)
                         mode = .standby
                     case .stalled:
@@ -295,6 +296,7 @@ extension AudioEngine {
     }
 
     func publishXruns() {
+        counters.startRaces.store(sink.startRaces, ordering: .relaxed)
         let x = sink.xruns
         if x > run.xruns { counters.xruns.add(x - run.xruns, ordering: .relaxed) }
         run.xruns = x

@@ -99,6 +99,8 @@ extension AudioEngine {
         add("frames_ahead_p50", pct(aheadSorted, 0.5))
         add("frames_ahead_max", aheadSorted.last.map { JSON.int($0) } ?? .null)
         count("xruns", counters.xruns)
+        count("start_races", counters.startRaces)
+        count("run_out_xruns", counters.runOutXruns)
         count("stream_starts", counters.streamStarts)
         count("stream_stops", counters.streamStops)
         count("standbys", counters.standbys)

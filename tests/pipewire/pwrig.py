@@ -415,6 +415,8 @@ class Daemon:
         self.socket = os.path.join(self.dir, "sock")
         argv = [binary, "--socket", self.socket, "--state", os.path.join(self.dir, "state.json"),
                 "--sounds", sounds] + list(args)
+        if os.environ.get("TABBARD_LOG_LEVEL"):   # a debugging aid: the daemon's log level in every case
+            argv += ["--log-level", os.environ["TABBARD_LOG_LEVEL"]]
         if config is not None:
             cpath = os.path.join(self.dir, "config.json")
             with open(cpath, "w") as f:
@@ -422,7 +424,11 @@ class Daemon:
             argv += ["--config", cpath]
         self.log_path = os.path.join(self.dir, "log")
         self.log_file = open(self.log_path, "w")
-        self.proc = subprocess.Popen(argv, env=rig.child_env(), stdin=subprocess.DEVNULL, stdout=self.log_file,
+        env = rig.child_env()
+        if os.environ.get("TRACE_PW"):  # a debugging aid: PipeWire's log inside the daemon (its ALSA plugin)
+            env["PIPEWIRE_DEBUG"] = os.environ["TRACE_PW"]
+            env["PIPEWIRE_LOG_SYSTEMD"] = "false"
+        self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=self.log_file,
                                      stderr=subprocess.STDOUT)
 
         def up():

@@ -29,6 +29,10 @@ The two PulseAudio cases are in pulse_cases.py and run from here; rigcase.py hol
 
 No fixed sleeps: every wait is for a condition (an onset, an event, the clock passing the end of the previous
 click at the sink), with a generous deadline. The last line is "N passed, N failed"; exit 1 on any failure.
+
+To look into a failure: KEEP_RIG=1 keeps each case's directory (logs, captures; TMPDIR sets where),
+TABBARD_LOG_LEVEL=debug sets the daemon's log level, and TRACE_PW=alsa.pcm:T gives the daemon PipeWire's log of
+its ALSA plugin, each cycle (PIPEWIRE_DEBUG; it changes the timing a little).
 """
 
 import os
