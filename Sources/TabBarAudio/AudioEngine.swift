@@ -147,6 +147,14 @@ public final class AudioEngine: @unchecked Sendable {
     /// Window of recent voices the latency percentiles are computed over.
     public static let latencyWindow = 4096
 
+    /// A new sound at most this long (a click: 12 ms) is written whole in its first write, not
+    /// just the queue's pull + a period: the server then holds all of it, and a refill that comes
+    /// late — the machine stalled longer than the queue lasts — cannot cut it (docs/AUDIO.md, "A
+    /// short sound's first write holds all of it"). Its first frame is where it was (the head of
+    /// the queue after standby, else after what is queued); only a sound that starts while it
+    /// plays waits behind its rest.
+    public static let wholeSoundSeconds = 0.016
+
     /// `voices` is the fixed pool size; `realtimePriority` > 0 asks for SCHED_FIFO.
     public init(sink: AudioSink, bank: SoundBank, voices: Int = 16, idleTimeout: Double = 2,
                 realtimePriority: Int32 = 0, queueCapacity: Int = 256, log: @escaping AudioLog) {

@@ -4,7 +4,8 @@ import Glibc
 ///
 /// The queue is kept at what the device takes at once (`RunState.pull`, learned from how the
 /// queue shrinks; a sound server takes one quantum a cycle) plus one period, no more: a voice
-/// that arrives while others sound waits behind at most that. Once the last voice has left
+/// that arrives while others sound waits behind at most that, or behind the rest of a short
+/// sound written whole (`AudioEngine.wholeSoundSeconds`). Once the last voice has left
 /// the queue, the silence behind it is dropped (`AudioSink.standby`), so a new voice is the
 /// next thing the device takes — in steady use as after idle.
 extension AudioEngine {
@@ -29,12 +30,12 @@ extension AudioEngine {
         let played = streamFrames - Int64(queued)
         releasePlayed(upTo: played)
 
-        var hasNew = false, sounding = false
+        var hasNew = false, sounding = false, newFrames = 0
         for v in mixer.voices where v.active {
-            if v.reported { sounding = true } else { hasNew = true }
+            if v.reported { sounding = true } else { hasNew = true; newFrames = max(newFrames, v.frames - v.pos) }
         }
         // Only silence would follow the last voice: write none and let the queue run out
-        // (its underrun is expected, not counted), then drop into standby — the next voice
+        // (its underrun is expected: counted apart, not as damage), then drop into standby — the next voice
         // is then the first thing the device takes.
         let draining = !sounding && sink.canStandby && played >= run.audibleEnd
         if draining {
@@ -76,10 +77,11 @@ extension AudioEngine {
 
         let target = max(run.pull, period) + period + sink.refillMarginFrames
         let urgentChunk = max(min(period / 4, 64), 1)
+        let wholeFrames = Int(AudioEngine.wholeSoundSeconds * Double(sink.format.rate))
         let free = sink.bufferFrames - queued
         if free > 0 && (hasNew || (!draining && queued < target)) {
             var n = max(target - queued, 0)
-            if hasNew { n = max(n, urgentChunk) }
+            if hasNew { n = max(n, urgentChunk, newFrames <= wholeFrames ? newFrames : 0) }
             n = min(n, free)
             if n > 0 {
                 try renderAndWrite(frames: n, queued: queued)

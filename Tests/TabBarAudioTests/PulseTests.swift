@@ -123,21 +123,25 @@ final class PulseLikeSink: AudioSink, @unchecked Sendable {
     }
 
     /// Through PulseAudio's plugin a click that fits in the first write cannot get a hole: the
-    /// engine keeps `refillMarginFrames` more queued there, so the whole click reaches the server
-    /// at once. Without the margin (the queue kept at pull + period, 384 frames) the server has
-    /// played the first 256 frames and holds 128 when the refill is due, and a refill later than
-    /// one cycle — always, here (8 ms against 5.3 ms) — inserts 256 frames of silence into it:
-    /// what rig_pulse runs showed at the sink (frame 256 of 576 silent, then the rest).
+    /// engine keeps `refillMarginFrames` more queued there, so the whole click and the silence
+    /// after it, whole quanta, reach the server at once. Without the margin, a refill later than
+    /// one cycle — always, here (8 ms against 5.3 ms) — inserts silence into it: what rig_pulse
+    /// runs showed at the sink when the first write was 384 frames (frame 256 of 576 silent, then
+    /// the rest).
     @Test func aClickThroughPulseAudiosPluginReachesTheServerWhole() throws {
         let played = try playClick(margin: Int(AlsaSink.pulseRefillMargin * 48000))
         #expect(played == [576, 576, 576], "each click played as one run of 576 frames: \(played)")
     }
 
-    /// The model itself: with no margin the same clicks get the hole described above.
+    /// The model itself: with no margin the same clicks get a hole. The first write holds the
+    /// whole click (`AudioEngine.wholeSoundSeconds`), but 576 frames are not a whole number of
+    /// quanta: the server plays two and holds the last 64 frames through a cycle of silence
+    /// until the late refill adds to them. (Before the whole first write, the write was the queue,
+    /// 384 frames, and the hole came after the first quantum.)
     @Test func withoutTheMarginALateRefillPutsAHoleInTheClick() throws {
         let played = try playClick(margin: 0)
         #expect(played.count > 3, "the clicks split by inserted silence: \(played)")
-        #expect(played.first == 256, "the first split after the first quantum: \(played)")
+        #expect(played.first == 512, "the first split after the second quantum: \(played)")
     }
 }
 

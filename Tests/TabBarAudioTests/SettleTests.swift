@@ -96,7 +96,9 @@ final class SlowSettleSink: StandbySink, @unchecked Sendable {
     /// measured once per open, not again when the stream idles.
     @Test func aClickDuringTheSettleEndsItAndPlaysWithTheMeasuredQueue() throws {
         let sink = SlowSettleSink()
-        let click = Sound(name: "click", samples: [Float](repeating: 0.05, count: 576 * 2), format: .standard)
+        // 40 ms: longer than a sound written whole at once (`AudioEngine.wholeSoundSeconds`), so its
+        // first write is the queue.
+        let click = Sound(name: "click", samples: [Float](repeating: 0.05, count: 1920 * 2), format: .standard)
         let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), idleTimeout: 0.05,
                                  log: { _, _ in })
         try engine.start()

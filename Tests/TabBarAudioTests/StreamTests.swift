@@ -279,3 +279,61 @@ final class Box: @unchecked Sendable {
     let body: () -> Void
     init(_ body: @escaping () -> Void) { self.body = body }
 }
+
+/// `StandbySink` whose audio thread stalls 20 ms right after the first write that follows each
+/// standby: the machine stalled for longer than that write lasts (a VM's stolen time, seen on
+/// the PipeWire rig as a click cut at the end of its first write).
+final class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
+    private let first = Mutex((pending: true, sizes: [Int]()))
+    var firstWrites: [Int] { first.withLock { $0.sizes } }
+    override func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
+        try super.write(samples, frames: frames)
+        let stall = first.withLock { s -> Bool in
+            guard s.pending else { return false }
+            s.pending = false
+            s.sizes.append(frames)
+            return true
+        }
+        if stall { var ts = timespec(tv_sec: 0, tv_nsec: 20_000_000); nanosleep(&ts, nil) }
+    }
+    override func standby() -> Bool {
+        first.withLock { $0.pending = true }
+        return super.standby()
+    }
+}
+
+@Suite(.serialized) struct FirstWriteTests {
+    private func play(seconds: Double) throws -> (firstWrite: Int?, failures: [String?], xruns: Int?) {
+        let sink = StallAfterFirstWriteSink()
+        let sound = Sound(name: "s", samples: [Float](repeating: 0.05, count: Int(seconds * 48000) * 2), format: .standard)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [sound]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        let standbys = sink.standbys
+        let v = try #require(voice(engine.play(sound, gain: 1, requestedAt: monotonicNanos())))
+        #expect(eventually { sink.standbys > standbys }, "played out, and the stream stood by")
+        var failures: [String?] = []
+        engine.drainReports { r in if r.voice == v { failures.append(r.failure) } }
+        return (sink.firstWrites.last, failures, engine.statsJSON()["xruns"]?.intValue)
+    }
+
+    /// A click (12 ms) is written whole in its first write, so a stall of the audio thread right
+    /// after it (20 ms, longer than the queue's pull + a period lasts) cannot cut it: it plays
+    /// out, and the stream running dry after it is the expected run-out, not damage.
+    @Test func aClickIsWrittenWholeSoAStallAfterItsFirstWriteCannotCutIt() throws {
+        let r = try play(seconds: 0.012)
+        #expect(r.firstWrite == 576, "the whole click")
+        #expect(r.failures == [nil], "started, never failed: \(r.failures)")
+        #expect(r.xruns == 0)
+    }
+
+    /// A longer sound (40 ms) still gets the queue's size first (pull + a period: 256 frames
+    /// here), and the same stall cuts it: that is reported, not hidden.
+    @Test func aLongerSoundGetsTheQueueFirstAndTheStallIsReported() throws {
+        let r = try play(seconds: 0.04)
+        #expect(r.firstWrite == 256, "pull + a period, not the whole sound")
+        #expect(r.failures.count == 2 && r.failures.first == .some(nil), "started, then failed: \(r.failures)")
+        #expect(r.failures.last??.hasPrefix("an underrun") == true, "\(r.failures)")
+        #expect(r.xruns == 1)
+    }
+}

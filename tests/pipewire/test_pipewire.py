@@ -32,7 +32,8 @@ click at the sink), with a generous deadline. The last line is "N passed, N fail
 
 To look into a failure: KEEP_RIG=1 keeps each case's directory (logs, captures; TMPDIR sets where),
 TABBARD_LOG_LEVEL=debug sets the daemon's log level, and TRACE_PW=alsa.pcm:T gives the daemon PipeWire's log of
-its ALSA plugin, each cycle (PIPEWIRE_DEBUG; it changes the timing a little).
+its ALSA plugin, each cycle (PIPEWIRE_DEBUG; it changes the timing a little). tests/pipewire/stalls.py stalls
+every CPU at once now and then, as a VM's stolen time does (the late refills seen on the CI machine).
 """
 
 import os
