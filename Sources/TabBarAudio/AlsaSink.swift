@@ -337,6 +337,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             let r = snd_pcm_writei(pcm, from, snd_pcm_uframes_t(n - done))
             if r >= 0 {
                 startCopy.wrote(from, count: Int(r), started: starting, now: monotonicNanos())
+                if starting { startCopy.startDelay = AlsaSink.delay(pcm) }
                 done += Int(r)
                 continue
             }
@@ -370,8 +371,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
     public func delayFrames() throws -> Int {
         guard let pcm else { return 0 }
         if clockPaced { return pacer.queued() }
-        var d = snd_pcm_sframes_t(0)
-        if snd_pcm_delay(pcm, &d) == 0 && d >= 0 { return Int(d) }
+        if let d = AlsaSink.delay(pcm), d >= 0 { return d }
         return try queuedFrames()
     }
 

@@ -26,6 +26,9 @@ struct StartCopy {
     /// Frames written since the start, all still queued (0: nothing kept).
     var frames = 0
     var startedAt: UInt64 = 0
+    /// What `snd_pcm_delay` said right after the start (for the debug log: what a race and a real
+    /// underrun leave of it).
+    var startDelay: Int?
     /// Underruns taken for this race and answered by writing the copy again.
     var replays = 0
 
@@ -87,12 +90,12 @@ extension AlsaSink {
         let rate = UInt64(max(format.rate, 1))
         let halfCycle = UInt64(max(availMin, periodFrames) / 2) * 1_000_000_000 / rate
         let since = monotonicNanos() &- startCopy.startedAt
-        var d = snd_pcm_sframes_t(0)
-        let delay = snd_pcm_delay(pcm, &d) == 0 ? Int(d) : nil
+        let delay = AlsaSink.delay(pcm)
         let race = startCopy.isRace(since: since, halfCycle: halfCycle, delay: delay)
         startCopy.frames = 0
+        let atStart = startCopy.startDelay.map(String.init) ?? "unknown"
         guard race else {
-            log?(.debug, "audio stream flagged an underrun \(since / 1000) us after it started, with nothing taken that it saw; a real one (delay \(delay.map(String.init) ?? "unknown") of \(frames) frames written) device=\(deviceName)")
+            log?(.debug, "audio stream flagged an underrun \(since / 1000) us after it started, with nothing taken that it saw; a real one (delay \(delay.map(String.init) ?? "unknown") of \(frames) frames written, \(atStart) at the start) device=\(deviceName)")
             return false
         }
         // Writing the copy starts the stream again, and so may meet the race again: a few tries.
@@ -103,11 +106,18 @@ extension AlsaSink {
                 startCopy.frames = frames
                 startCopy.startedAt = monotonicNanos()
                 startCopy.replays += 1
-                log?(.debug, "audio stream flagged an underrun as it started, with nothing taken; wrote its \(frames) frames again device=\(deviceName)")
+                log?(.debug, "audio stream flagged an underrun as it started, with nothing taken (delay \(delay.map(String.init) ?? "unknown"), \(atStart) at the start, \(since / 1000) us after it); wrote its \(frames) frames again device=\(deviceName)")
+                startCopy.startDelay = AlsaSink.delay(pcm)
                 return true
             }
             if r >= 0 || r != -EPIPE { return false }
         }
         return false
+    }
+
+    /// `snd_pcm_delay`, nil when the PCM cannot tell.
+    static func delay(_ pcm: OpaquePointer) -> Int? {
+        var d = snd_pcm_sframes_t(0)
+        return snd_pcm_delay(pcm, &d) == 0 ? Int(d) : nil
     }
 }
