@@ -337,7 +337,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             let r = snd_pcm_writei(pcm, from, snd_pcm_uframes_t(n - done))
             if r >= 0 {
                 startCopy.wrote(from, count: Int(r), started: starting, now: monotonicNanos())
-                if starting { startCopy.startDelay = AlsaSink.delay(pcm) }
+                if startCopy.frames > 0 { startCopy.delayAfter = AlsaSink.delay(pcm) }
                 done += Int(r)
                 continue
             }

@@ -15,10 +15,11 @@ import Glibc
 /// `hw:0`, right after `start`.
 ///
 /// So the sink keeps a copy of what it wrote since the start, and while nothing of it has been
-/// taken, an underrun flagged within half a cycle of the start — too soon for the server to have
-/// taken the first write and run short in a second cycle — with the plugin still counting the
-/// whole copy as ahead of the listener (`snd_pcm_delay`) is that race: the stream is prepared
-/// and the copy written again (which starts it again), and the engine sees no underrun.
+/// taken, an underrun with the plugin still counting the whole copy as ahead of the listener
+/// (`snd_pcm_delay`) is that race when it is flagged within half a cycle of the start (too soon
+/// for the server to have taken the first write and run short in a second cycle), or later
+/// with the delay not below what it was after the last write (`isRace`): the stream is
+/// prepared and the copy written again (which starts it again), and the engine sees no underrun.
 struct StartCopy {
     var bytes: UnsafeMutableRawPointer?
     var capacity = 0          // frames
@@ -26,9 +27,8 @@ struct StartCopy {
     /// Frames written since the start, all still queued (0: nothing kept).
     var frames = 0
     var startedAt: UInt64 = 0
-    /// What `snd_pcm_delay` said right after the start (for the debug log: what a race and a real
-    /// underrun leave of it).
-    var startDelay: Int?
+    /// What `snd_pcm_delay` said after the last write into the copy.
+    var delayAfter: Int?
     /// Underruns taken for this race and answered by writing the copy again.
     var replays = 0
 
@@ -70,13 +70,24 @@ struct StartCopy {
         if queued < frames { frames = 0 }
     }
 
-    /// Whether an underrun flagged `since` ns after the start, with the plugin counting `delay`
-    /// frames ahead of the listener, is the race: the copy is armed, it came within `halfCycle` ns
-    /// (a real underrun needs the server to take the whole first write, pull + a period, first)
-    /// and all of the copy is still ahead.
-    func isRace(since: UInt64, halfCycle: UInt64, delay: Int?) -> Bool {
-        guard frames > 0, let delay else { return false }
-        return since < halfCycle && delay >= frames
+    /// Whether an underrun flagged `since` frames' time after the start, with the plugin counting
+    /// `delay` frames ahead of the listener, is the race, for a server that takes `cycle` frames a
+    /// cycle. The copy must be armed and all of it still ahead. Then either it came within half a
+    /// cycle (a real underrun needs the server to take the whole first write, pull + a period,
+    /// first), or — the look came late: a stalled audio thread, or the plugin's flag set just
+    /// after the look that follows the write — the delay is not below what it was after the
+    /// last write. A race took nothing, so the delay stays (the server's delay, its last
+    /// cycle, all of the copy); a real underrun took all of the copy, at least a cycle, and
+    /// the delay fell by that less the part of a cycle that had passed at that write. (Measured:
+    /// races 2176 after 2170 and 704 after 698; real underruns 128 after 192, 576, 676, 700.)
+    /// A copy shorter than a cycle cannot be told that way: it is taken for the race only within
+    /// half a cycle. A real underrun after the server's quantum grew in between (its last cycle
+    /// larger) could be taken for the race, and the copy heard twice; not seen.
+    func isRace(since: Int, delay: Int?, cycle: Int) -> Bool {
+        guard frames > 0, let delay, delay >= frames else { return false }
+        if since < cycle / 2 { return true }
+        guard frames >= cycle, let delayAfter else { return false }
+        return delay >= delayAfter
     }
 }
 
@@ -87,15 +98,14 @@ extension AlsaSink {
     func replayAfterStartRace() -> Bool {
         guard let pcm, let copy = startCopy.bytes, startCopy.frames > 0 else { return false }
         let frames = startCopy.frames
-        let rate = UInt64(max(format.rate, 1))
-        let halfCycle = UInt64(max(availMin, periodFrames) / 2) * 1_000_000_000 / rate
         let since = monotonicNanos() &- startCopy.startedAt
+        let sinceFrames = Int(min(since, 10_000_000_000) * UInt64(max(format.rate, 1)) / 1_000_000_000)
         let delay = AlsaSink.delay(pcm)
-        let race = startCopy.isRace(since: since, halfCycle: halfCycle, delay: delay)
+        let race = startCopy.isRace(since: sinceFrames, delay: delay, cycle: max(availMin, periodFrames))
         startCopy.frames = 0
-        let atStart = startCopy.startDelay.map(String.init) ?? "unknown"
+        let said = "delay \(delay.map(String.init) ?? "unknown") of \(frames) frames written, \(startCopy.delayAfter.map(String.init) ?? "unknown") after the last write, \(since / 1000) us after the start"
         guard race else {
-            log?(.debug, "audio stream flagged an underrun \(since / 1000) us after it started, with nothing taken that it saw; a real one (delay \(delay.map(String.init) ?? "unknown") of \(frames) frames written, \(atStart) at the start) device=\(deviceName)")
+            log?(.debug, "audio stream flagged an underrun with nothing taken that it saw; a real one (\(said)) device=\(deviceName)")
             return false
         }
         // Writing the copy starts the stream again, and so may meet the race again: a few tries.
@@ -106,8 +116,8 @@ extension AlsaSink {
                 startCopy.frames = frames
                 startCopy.startedAt = monotonicNanos()
                 startCopy.replays += 1
-                log?(.debug, "audio stream flagged an underrun as it started, with nothing taken (delay \(delay.map(String.init) ?? "unknown"), \(atStart) at the start, \(since / 1000) us after it); wrote its \(frames) frames again device=\(deviceName)")
-                startCopy.startDelay = AlsaSink.delay(pcm)
+                startCopy.delayAfter = AlsaSink.delay(pcm)
+                log?(.debug, "audio stream flagged an underrun as it started, with nothing taken (\(said)); wrote its \(frames) frames again device=\(deviceName)")
                 return true
             }
             if r >= 0 || r != -EPIPE { return false }

@@ -126,15 +126,22 @@ enum Listener {
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         if fd < 0 { throw ServerError("socket(): \(Errno())") }
-        let old = umask(0o177)
+        // Mode 0600 before listen(2): until then a connect is refused, so nobody can get in while
+        // the file has bind's mode. (Not by umask(2) around bind: the mask is the process's, and
+        // a thread creating a file meanwhile got 0600 too — a test process's other tests saw a
+        // directory they could not enter and a copied executable they could not run.)
         let r = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, len) }
         }
-        umask(old)
         if r != 0 {
             let e = Errno()
             try? Sys.close(fd)
             throw ServerError("cannot bind \(path): \(e)")
+        }
+        do throws(Errno) { try Sys.chmod(path, 0o600) } catch {
+            try? Sys.close(fd)
+            try? Sys.unlink(path)
+            throw ServerError("cannot make \(path) private (mode 0600): \(error)")
         }
         if listen(fd, 256) != 0 {
             let e = Errno()

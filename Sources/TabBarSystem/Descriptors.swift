@@ -25,6 +25,11 @@ extension Sys {
         try call { Glibc.unlink(path) }
     }
 
+    /// `chmod(2)`.
+    public static func chmod(_ path: String, _ mode: mode_t) throws(Errno) {
+        try call { Glibc.chmod(path, mode) }
+    }
+
     /// `fsync(2)`: the file's data and metadata are on disk.
     public static func fsync(_ fd: Int32) throws(Errno) {
         try call { Glibc.fsync(fd) }

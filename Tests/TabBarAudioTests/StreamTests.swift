@@ -334,6 +334,6 @@ final class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
         #expect(r.firstWrite == 256, "pull + a period, not the whole sound")
         #expect(r.failures.count == 2 && r.failures.first == .some(nil), "started, then failed: \(r.failures)")
         #expect(r.failures.last??.hasPrefix("an underrun") == true, "\(r.failures)")
-        #expect(r.xruns == 1)
+        #expect((r.xruns ?? 0) >= 1, "counted (a loaded machine can stall the thread again)")
     }
 }
