@@ -80,14 +80,16 @@ struct StartCopy {
     /// cycle, all of the copy); a real underrun took all of the copy, at least a cycle, and
     /// the delay fell by that less the part of a cycle that had passed at that write. (Measured:
     /// races 2176 after 2170 and 704 after 698; real underruns 128 after 192, 576, 676, 700.)
-    /// A copy shorter than a cycle cannot be told that way: it is taken for the race only within
-    /// half a cycle. A real underrun after the server's quantum grew in between (its last cycle
-    /// larger) could be taken for the race, and the copy heard twice; not seen.
+    /// The delay may rise in a race by the part of a cycle that had passed at the write (+6 in
+    /// both), never by a whole cycle: a rise of a cycle or more means the server's quantum grew,
+    /// and a real underrun after that could look like a race; it is taken for a real one (were it
+    /// a race, the click is lost as without this rule, rather than heard twice). A copy shorter
+    /// than a cycle cannot be told this way: it is taken for the race only within half a cycle.
     func isRace(since: Int, delay: Int?, cycle: Int) -> Bool {
         guard frames > 0, let delay, delay >= frames else { return false }
         if since < cycle / 2 { return true }
         guard frames >= cycle, let delayAfter else { return false }
-        return delay >= delayAfter
+        return delay >= delayAfter && delay < delayAfter + cycle
     }
 }
 

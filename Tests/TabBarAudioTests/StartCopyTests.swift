@@ -79,6 +79,8 @@ struct StartCopyTests {
         #expect(!c.isRace(since: 400, delay: 699, cycle: 256))
         #expect(c.isRace(since: 400, delay: 700, cycle: 256))
         #expect(c.isRace(since: 4000, delay: 706, cycle: 256), "however late the look")
+        #expect(c.isRace(since: 400, delay: 955, cycle: 256))
+        #expect(!c.isRace(since: 400, delay: 956, cycle: 256), "a cycle more: the quantum grew, a real underrun may look so")
         c.delayAfter = nil
         #expect(!c.isRace(since: 400, delay: 706, cycle: 256), "no delay after the write: not told")
         write(&c, frames(0, 1152), started: true)
