@@ -122,7 +122,7 @@ extension AlsaSink {
                 log?(.debug, "audio stream flagged an underrun as it started, with nothing taken (\(said)); wrote its \(frames) frames again device=\(deviceName)")
                 return true
             }
-            if r >= 0 || r != -EPIPE { return false }
+            if r != -EPIPE { return false }   // (a short write, or another error)
         }
         return false
     }

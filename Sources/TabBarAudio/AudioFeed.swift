@@ -34,9 +34,9 @@ extension AudioEngine {
         for v in mixer.voices where v.active {
             if v.reported { sounding = true } else { hasNew = true; newFrames = max(newFrames, v.frames - v.pos) }
         }
-        // Only silence would follow the last voice: write none and let the queue run out
-        // (its underrun is expected: counted apart, not as damage), then drop into standby — the next voice
-        // is then the first thing the device takes.
+        // Only silence would follow the last voice: write none and let the queue run out (its
+        // underrun is expected: counted apart, not as damage), then drop into standby — the
+        // next voice is then the first thing the device takes.
         let draining = !sounding && sink.canStandby && played >= run.audibleEnd
         if draining {
             if sink.xruns != run.xruns {
