@@ -15,6 +15,8 @@ class StandbySink: AudioSink, @unchecked Sendable {
     var pullFrames: Int { 0 }
     var xruns: Int { pacer.underruns }
     var canStandby: Bool { true }
+    /// (A subclass says PipeWire's plugin met its start race: `RacingSink`.)
+    var startRaces: Int { 0 }
     private var pacer = ClockPacer(rate: 48000)
     private let counts = Mutex((standbys: 0, starts: 0))
     var standbys: Int { counts.withLock { $0.standbys } }
@@ -283,7 +285,7 @@ final class Box: @unchecked Sendable {
 /// `StandbySink` whose audio thread stalls 20 ms right after the first write that follows each
 /// standby: the machine stalled for longer than that write lasts (a VM's stolen time, seen on
 /// the PipeWire rig as a click cut at the end of its first write).
-final class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
+class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
     private let first = Mutex((pending: true, sizes: [Int]()))
     var firstWrites: [Int] { first.withLock { $0.sizes } }
     override func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
@@ -300,6 +302,12 @@ final class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
         first.withLock { $0.pending = true }
         return super.standby()
     }
+}
+
+/// `StallAfterFirstWriteSink` whose replays of PipeWire's start race (AlsaStartRace.swift) are
+/// three: what `AlsaSink` would count.
+final class RacingSink: StallAfterFirstWriteSink, @unchecked Sendable {
+    override var startRaces: Int { 3 }
 }
 
 @Suite(.serialized) struct FirstWriteTests {
@@ -325,6 +333,24 @@ final class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
         #expect(r.firstWrite == 576, "the whole click")
         #expect(r.failures == [nil], "started, never failed: \(r.failures)")
         #expect(r.xruns == 0)
+    }
+
+    /// The stream that ran dry after the click (the 20 ms stall outlasts its 12 ms) is the
+    /// expected run-out: `run_out_xruns`, not `xruns`. The sink's start-race replays reach
+    /// `stats.get` as `start_races` once the stream stands by.
+    @Test func theRunOutAndTheStartRacesAreCountedApart() throws {
+        let sink = RacingSink()
+        let click = Sound(name: "click", samples: [Float](repeating: 0.05, count: 576 * 2), format: .standard)
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: { _, _ in })
+        try engine.start()
+        defer { engine.shutdown() }
+        let standbys = sink.standbys
+        _ = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
+        #expect(eventually { sink.standbys > standbys })
+        let stats = engine.statsJSON()
+        #expect((stats["run_out_xruns"]?.intValue ?? 0) >= 1, "\(stats)")
+        #expect(stats["xruns"]?.intValue == 0)
+        #expect(stats["start_races"]?.intValue == 3)
     }
 
     /// A longer sound (40 ms) still gets the queue's size first (pull + a period: 256 frames
