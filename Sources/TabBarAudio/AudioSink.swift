@@ -171,9 +171,10 @@ func pollReadable(_ fd: Int32, timeoutNanos: UInt64?) -> Bool {
 }
 
 /// A sink that plays nothing, paced by CLOCK_MONOTONIC exactly like a device with the
-/// same period and buffer size — or, given a `ManualClock`, by virtual time — recording
-/// every voice, optionally the first frames in memory (`captured`) and the stream in a
-/// WAV file (`startCapture`).
+/// same period and buffer size — or, given a `ManualClock`, by virtual time — keeping,
+/// when asked, the first voices (`records`) and the first frames (`captured`) in memory,
+/// and the stream in a WAV file (`startCapture`). Asked for nothing, its memory does not
+/// grow with what it plays: the daemon's null sink plays for as long as it runs.
 ///
 /// Under a manual clock the stream position (`position`) is the device's clock: the
 /// stream keeps time while stopped, and whatever the clock moves is rendered before
@@ -189,6 +190,7 @@ public final class NullSink: AudioSink, @unchecked Sendable {
     public let clock: ManualClock?
     private var pacer: ClockPacer
     private let captureLimit: Int
+    private let recordLimit: Int
     private let shared = Mutex(Shared())
 
     struct Shared {
@@ -204,9 +206,10 @@ public final class NullSink: AudioSink, @unchecked Sendable {
         var file: WAVCapture?
     }
 
-    /// `captureFrames` > 0 keeps the first that many written frames for `captured`.
+    /// `captureFrames` > 0 keeps the first that many written frames for `captured`, and
+    /// `recordVoices` > 0 the first that many voices for `records`.
     public init(format: PCMFormat = .standard, periodFrames: Int = 256, bufferPeriods: Int = 4,
-                captureFrames: Int = 0, clock: ManualClock? = nil) {
+                captureFrames: Int = 0, recordVoices: Int = 0, clock: ManualClock? = nil) {
         self.format = format
         self.clock = clock
         let period = clock == nil ? periodFrames : ManualClock.periodFrames
@@ -214,9 +217,10 @@ public final class NullSink: AudioSink, @unchecked Sendable {
         self.bufferFrames = period * max(bufferPeriods, 2)
         self.pacer = ClockPacer(rate: format.rate)
         self.captureLimit = captureFrames
+        self.recordLimit = recordVoices
     }
 
-    /// Voices handed to the sink so far, in start order.
+    /// The first `recordVoices` voices handed to the sink, in start order.
     public var records: [VoiceRecord] { shared.withLock { $0.records } }
     /// The first `captureFrames` frames written (interleaved, after the limiter).
     public var captured: [Float] { shared.withLock { $0.captured } }
@@ -310,7 +314,12 @@ public final class NullSink: AudioSink, @unchecked Sendable {
             s.file = nil
         }
     }
-    public func voiceStarted(_ record: VoiceRecord) { shared.withLock { $0.records.append(record) } }
+    public func voiceStarted(_ record: VoiceRecord) {
+        guard recordLimit > 0 else { return }
+        shared.withLock { s in
+            if s.records.count < recordLimit { s.records.append(record) }
+        }
+    }
 
     /// Starts writing the stream to a WAV file at `path` (state loop). Returns the stream
     /// position of its first frame. Throws `CaptureError` (file, or a capture already running).
