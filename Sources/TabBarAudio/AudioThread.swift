@@ -333,12 +333,13 @@ extension AudioEngine {
     func takeCommands() {
         var replacedUnheard = false
         while let c = commands.pop() {
+            let slot = mixer.nextSlot()
             // A voice replaced before its first frame reached the device is never heard: reported.
-            if let k = mixer.voiceToSteal(), !mixer.voices[k].reported {
-                failVoice(k, .stolen)
+            if slot.stealing, !mixer.voices[slot.index].reported {
+                failVoice(slot.index, .stolen)
                 replacedUnheard = true
             }
-            let (stolen, faded) = mixer.add(c)
+            let (stolen, faded) = mixer.add(c, at: slot)
             if let s = stolen {
                 counters.stolen.add(1, ordering: .relaxed)
                 finishedReport(s)

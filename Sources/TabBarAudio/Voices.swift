@@ -85,16 +85,20 @@ struct Mixer {
         return n
     }
 
-    /// The voice `add` replaces when the pool is full (the oldest); nil while a slot is free.
-    func voiceToSteal() -> Int? {
-        if voices.contains(where: { !$0.active }) { return nil }
+    /// Where the next voice goes, in one pass over the pool: the first free slot, else the
+    /// oldest voice's (`stealing`: the new voice replaces it).
+    func nextSlot() -> (index: Int, stealing: Bool) {
         var oldest = 0
-        for i in voices.indices where voices[i].order < voices[oldest].order { oldest = i }
-        return oldest
+        for i in voices.indices {
+            if !voices[i].active { return (i, false) }
+            if voices[i].order < voices[oldest].order { oldest = i }
+        }
+        return (oldest, true)
     }
 
-    /// Adds a voice; returns the sound of a voice that had to be stolen (oldest), if any.
-    mutating func add(_ c: PlayCommand) -> (stolen: Unmanaged<Sound>?, faded: Int) {
+    /// Adds a voice at `slot` (`nextSlot()`, taken before); returns the sound of the voice it
+    /// replaced (stolen), if any.
+    mutating func add(_ c: PlayCommand, at slot: (index: Int, stealing: Bool)) -> (stolen: Unmanaged<Sound>?, faded: Int) {
         let sound = c.sound.takeUnretainedValue()
         var faded = 0
         if c.retrigger == .restart {
@@ -108,15 +112,10 @@ struct Mixer {
                 }
             }
         }
-        var slot = -1
-        for i in voices.indices where !voices[i].active { slot = i; break }
-        var stolen: Unmanaged<Sound>?
-        if slot < 0 {
-            slot = voiceToSteal()!
-            stolen = voices[slot].sound
-        }
+        // (A fade marks no voice inactive: the slot taken before is still the one.)
+        let stolen = slot.stealing ? voices[slot.index].sound : nil
         nextOrder += 1
-        voices[slot] = Voice(active: true, sound: c.sound, samples: sound.samples.baseAddress,
+        voices[slot.index] = Voice(active: true, sound: c.sound, samples: sound.samples.baseAddress,
                              frames: sound.frames, pos: 0, gain: c.gain, id: c.voice,
                              requestedAt: c.requestedAt, reported: false, fadeLeft: 0, fadeTotal: 0,
                              order: nextOrder)
