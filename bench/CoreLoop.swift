@@ -9,7 +9,7 @@ func coreLoop(_ n: Int) {
     var reducer = Reducer()
     var o = Outcome(reply: .success(.none))  // (reused, as the server reuses its own)
     var out = ByteBuffer(capacity: 1 << 16)
-    let lines = Requests.cycle.map { Array($0.utf8.dropLast()) }
+    let lines = Requests.cycle(Requests.loadKind).map { Array($0.utf8.dropLast()) }
     var bytes = 0
     for k in 0..<n {
         out.removeAll()

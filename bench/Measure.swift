@@ -1,43 +1,57 @@
 @preconcurrency import Glibc
 import CBench
 
-/// The request every state-path measurement sends: a real state change (alternating
-/// between the first two tabs), `source: program` so that it does not click — clicks
-/// are measured on their own. Fixed length, so `n` lines are one contiguous slice.
+/// The requests the state-path measurements send, of one of two kinds, each a real state
+/// change. `select`: `tab.select` alternating between the first two tabs, `source: program`
+/// so that it does not click — clicks are measured on their own. `touch`: a tap as a front
+/// end sends it, which clicks as a tap does. Fixed length, so `n` lines are one contiguous slice.
 enum Requests {
+    enum Kind: String, CaseIterable {
+        case select, touch
+    }
+
     static func select(index: Int, source: String = "program") -> String {
         #"{"jsonrpc":"2.0","id":100000,"method":"tab.select","params":{"index":\#(index),"source":"\#(source)"}}"# + "\n"
     }
 
     /// A tap as a front end sends it: `touch` down then up on the first tab (`tab` 0) or
-    /// the second, each a state change (the highlight, then the commit). Padded so that
-    /// every line has the same length.
+    /// the second, each a state change (the highlight, then the commit, which clicks).
+    /// Padded so that every line has the same length.
     static func touch(_ phase: String, tab: Int) -> String {
         let x = tab == 0 ? "37.50" : "112.5"
         let pad = phase == "up" ? "  " : ""
         return #"{"jsonrpc":"2.0","id":100000,"method":"touch","params":{"phase":"\#(phase)",\#(pad)"x":\#(x),"y":20}}"# + "\n"
     }
 
-    /// `tabbard-bench --request touch`: the load is taps instead of `tab.select` (set
-    /// before the first measurement).
-    nonisolated(unsafe) static var touches = false
+    /// `tabbard-bench --load … --request touch`: the kind the `--load` figures send.
+    nonisolated(unsafe) static var loadKind = Kind.select
 
     /// The lines of one cycle: select tab 0, tab 1; or tap tab 0, tab 1 (down, up each).
-    static var cycle: [String] {
-        touches ? [touch("down", tab: 0), touch("up", tab: 0), touch("down", tab: 1), touch("up", tab: 1)]
-                : [select(index: 0), select(index: 1)]
+    static func cycle(_ kind: Kind) -> [String] {
+        switch kind {
+        case .select: return [select(index: 0), select(index: 1)]
+        case .touch: return [touch("down", tab: 0), touch("up", tab: 0), touch("down", tab: 1), touch("up", tab: 1)]
+        }
     }
-    static var period: Int { cycle.count }
 
-    /// 128 lines repeating the cycle: any run of up to 124 lines starting at line
-    /// `k % period` keeps it.
-    static let ring: [UInt8] = {
-        var out: [UInt8] = []
-        let c = cycle
-        for k in 0..<128 { out.append(contentsOf: c[k % c.count].utf8) }
-        return out
-    }()
-    static let lineLength = cycle[0].utf8.count
+    /// 128 lines of a kind repeating its cycle (any run of up to 124 lines starting at line
+    /// `k % period` keeps it), its period and its line length.
+    struct Ring {
+        let bytes: [UInt8]
+        let period: Int
+        let lineLength: Int
+
+        init(_ kind: Kind) {
+            let c = cycle(kind)
+            var out: [UInt8] = []
+            for k in 0..<128 { out.append(contentsOf: c[k % c.count].utf8) }
+            bytes = out
+            period = c.count
+            lineLength = c[0].utf8.count
+        }
+    }
+
+    static let rings: [Kind: Ring] = Dictionary(uniqueKeysWithValues: Kind.allCases.map { ($0, Ring($0)) })
 
     static let subscribe = Array(#"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"#.utf8) + [0x0A]
 }
@@ -52,19 +66,20 @@ func openClient(_ socket: String) throws -> (Int32, LineReader) {
 
 // MARK: - Sequential round trip
 
-/// `n` sequential request → reply round trips (after `warmup` unrecorded ones), in ns.
-func roundTrips(socket: String, n: Int, warmup: Int) throws -> [UInt64] {
+/// `n` sequential request → reply round trips (after `warmup` unrecorded ones) of `kind`, in ns.
+func roundTrips(socket: String, n: Int, warmup: Int, kind: Requests.Kind) throws -> [UInt64] {
     let (fd, _) = try openClient(socket)
     defer { close(fd) }
     var samples = [UInt64]()
     samples.reserveCapacity(n)
     var buf = [UInt8](repeating: 0, count: 4096)
-    let len = Requests.lineLength
-    try Requests.ring.withUnsafeBytes { ring in
+    let requests = Requests.rings[kind]!
+    let len = requests.lineLength
+    try requests.bytes.withUnsafeBytes { ring in
         try buf.withUnsafeMutableBytes { b in
             for k in 0..<(warmup + n) {
                 let t0 = nowNs()
-                let line = ring.baseAddress! + (k % Requests.period) * len
+                let line = ring.baseAddress! + (k % requests.period) * len
                 var off = 0
                 while off < len {
                     let w = send(fd, line + off, len - off, Int32(MSG_NOSIGNAL))
@@ -93,14 +108,16 @@ func roundTrips(socket: String, n: Int, warmup: Int) throws -> [UInt64] {
 
 // MARK: - Pipelined throughput
 
-/// `clients` connections, each keeping `window` requests in flight (every reply read
-/// is answered by one more request, sent in one write per read). Returns replies per
+/// `clients` connections, each keeping `window` requests of `kind` in flight (every reply
+/// read is answered by one more request, sent in one write per read). Returns replies per
 /// second over `seconds` (after `warmupSeconds`) and the requests sent in total.
-func pipelined(socket: String, clients: Int, window: Int, seconds: Double, warmupSeconds: Double) throws -> (rate: Double, total: Int) {
+func pipelined(socket: String, clients: Int, window: Int, seconds: Double, warmupSeconds: Double,
+               kind: Requests.Kind) throws -> (rate: Double, total: Int) {
     var fds: [Int32] = []
     defer { for fd in fds { close(fd) } }
     for _ in 0..<clients { fds.append(try openClient(socket).0) }
-    let len = Requests.lineLength
+    let requests = Requests.rings[kind]!
+    let len = requests.lineLength
     var sentPer = [Int](repeating: 0, count: clients)
     var donePer = [Int](repeating: 0, count: clients)
     var buf = [UInt8](repeating: 0, count: 1 << 16)
@@ -114,8 +131,8 @@ func pipelined(socket: String, clients: Int, window: Int, seconds: Double, warmu
     }
     func sendLines(_ i: Int, _ k: Int) throws {
         guard k > 0 else { return }
-        try Requests.ring.withUnsafeBytes { ring in
-            try writeAll(fds[i], ring.baseAddress! + (sentPer[i] % Requests.period) * len, k * len)
+        try requests.bytes.withUnsafeBytes { ring in
+            try writeAll(fds[i], ring.baseAddress! + (sentPer[i] % requests.period) * len, k * len)
         }
         sentPer[i] += k
     }

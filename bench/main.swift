@@ -79,7 +79,9 @@ func parseOptions() -> Options {
         case "--subscribers": o.loadSubscribers = Int(value(a)) ?? 0
         case "--spin": o.spin = true
         case "--round-trips": o.loadRoundTrips = Int(value(a)) ?? 0
-        case "--request": Requests.touches = value(a) == "touch"
+        case "--request":
+            guard let kind = Requests.Kind(rawValue: value(a)) else { fputs("tabbard-bench: --request takes select or touch\n", stderr); exit(2) }
+            Requests.loadKind = kind
         case "--core": coreLoop(Int(value(a)) ?? 100_000); exit(0)
         case "--help", "-h": print(usage); exit(0)
         default: fputs("tabbard-bench: unknown option \(a)\n\(usage)\n", stderr); exit(2)
@@ -88,7 +90,7 @@ func parseOptions() -> Options {
     if let socket = o.load {
         do {
             if o.loadRoundTrips > 0 {
-                let d = Dist(try roundTrips(socket: socket, n: o.loadRoundTrips, warmup: o.loadRoundTrips / 10))
+                let d = Dist(try roundTrips(socket: socket, n: o.loadRoundTrips, warmup: o.loadRoundTrips / 10, kind: Requests.loadKind))
                 print("round trip: p50 \(fmtUs(d.p50)) p90 \(fmtUs(d.p90)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
                 exit(0)
             }
@@ -97,7 +99,7 @@ func parseOptions() -> Options {
                 print("fan-out to \(o.loadSubscribers): p50 \(fmtUs(d.p50)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
                 exit(0)
             }
-            let (rate, total) = try pipelined(socket: socket, clients: o.loadClients, window: 64, seconds: o.loadSeconds, warmupSeconds: 0.2)
+            let (rate, total) = try pipelined(socket: socket, clients: o.loadClients, window: 64, seconds: o.loadSeconds, warmupSeconds: 0.2, kind: Requests.loadKind)
             print("\(Int(rate)) requests/s (\(total) sent)")
             exit(0)
         } catch {
@@ -182,6 +184,9 @@ pinThread(cpu: clientCPU)
 // 100 ms after the last sound so that "click after idle" can be sampled quickly.
 writeFile("\(tmp)/null.json", #"{"max_clients": 4096}"#)
 writeFile("\(tmp)/alsa.json", #"{"max_clients": 64, "idle_stop_ms": 100}"#)
+// The same null-sink daemon with every click mapped to none: `touch` without its click, to
+// tell what the tap's state path costs from what its click costs (the floor plays none).
+writeFile("\(tmp)/silent.json", #"{"max_clients": 4096, "sound_map": {"select": "none", "reselect": "none", "action": "none", "center": "none", "badge": "none", "visibility": "none"}}"#)
 
 func daemonArgv(socket: String, state: String, audio: [String], config: String) -> [String] {
     [daemonPath, "--socket", socket, "--state", state, "--sounds", soundsDir, "--config", config, "--log-level", "warning"] + audio
@@ -281,7 +286,13 @@ do {
                                             audio: ["--audio", "null"], config: "\(tmp)/null.json"),
                                  socket: "\(tmp)/null.sock", log: "\(tmp)/null.log")
     children.append(daemon)
+    let silent = try startServer(daemonArgv(socket: "\(tmp)/silent.sock", state: "\(tmp)/state-silent/state.json",
+                                            audio: ["--audio", "null"], config: "\(tmp)/silent.json"),
+                                 socket: "\(tmp)/silent.sock", log: "\(tmp)/silent.log")
+    children.append(silent)
     let targets: [(name: String, socket: String)] = [("floor", "\(tmp)/floor.sock"), ("tabbard", "\(tmp)/null.sock")]
+    /// `touch` is measured on the floor, on tabbard, and on tabbard without its click.
+    let touchTargets = targets + [(name: "tabbard, no click", socket: "\(tmp)/silent.sock")]
     sleepMs(50)
     let rssStart = rssKB(daemon.pid)
     let floorRSS = rssKB(floor.pid)
@@ -293,31 +304,53 @@ do {
     let rounds = quick ? 2 : 5
     func roundOrder(_ r: Int) -> [(name: String, socket: String)] { r % 2 == 0 ? targets : targets.reversed() }
     let rttN = quick ? 3000 : 20000
-    var rttJSON: [JSON.Member] = []
-    var rtt: [String: [String: Dist]] = [:]
-    for p in pinnings {
-        pinThread(cpu: p.cpu)
-        progress("round trip \(p.name): \(rttN) sequential tab.select each, in \(rounds) alternating rounds")
-        var samples: [String: [UInt64]] = [:]
-        for r in 0..<rounds {
-            for t in roundOrder(r) {
-                samples[t.name, default: []] += try roundTrips(socket: t.socket, n: rttN / rounds, warmup: rttN / rounds / 10)
+    /// Round trips of `kind` to each of `servers`, per placement: (JSON, distributions by placement and server).
+    func roundTripSeries(_ kind: Requests.Kind, _ servers: [(name: String, socket: String)]) throws -> ([JSON.Member], [String: [String: Dist]]) {
+        var json: [JSON.Member] = []
+        var dists: [String: [String: Dist]] = [:]
+        for p in pinnings {
+            pinThread(cpu: p.cpu)
+            progress("round trip \(p.name): \(rttN) sequential \(kind == .select ? "tab.select" : "touch") each, in \(rounds) alternating rounds")
+            var samples: [String: [UInt64]] = [:]
+            for r in 0..<rounds {
+                for t in (r % 2 == 0 ? servers : servers.reversed()) {
+                    samples[t.name, default: []] += try roundTrips(socket: t.socket, n: rttN / rounds, warmup: rttN / rounds / 10, kind: kind)
+                }
             }
+            let per = samples.mapValues { Dist($0) }
+            dists[p.name] = per
+            json.append(JSON.Member(p.name, .object(servers.map { JSON.Member($0.name, per[$0.name]!.json) })))
         }
-        let per = samples.mapValues { Dist($0) }
-        rtt[p.name] = per
-        rttJSON.append(JSON.Member(p.name, .obj(["tabbard": per["tabbard"]!.json, "floor": per["floor"]!.json])))
+        pinThread(cpu: clientCPU)
+        return (json, dists)
     }
-    pinThread(cpu: clientCPU)
+    // (The floor + journal beside them: what a durable write before the reply costs alone.)
+    let (rttJSON, rtt) = try roundTripSeries(.select, targets + [(name: "floor+journal", socket: "\(tmp)/floorj.sock")])
     result.append(JSON.Member("round_trip", .object(rttJSON)))
+    let (touchRttJSON, touchRtt) = try roundTripSeries(.touch, touchTargets)
+    result.append(JSON.Member("round_trip_touch", .object(touchRttJSON)))
 
     // MARK: pipelined
     let pipeRounds = quick ? 1 : 3
     let pipeSeconds = quick ? 0.7 : 0.7
     var pipeJSON: [JSON.Member] = []
     var pipe: [String: [Int: [String: Double]]] = [:]
+    var touchPipeJSON: [JSON.Member] = []
+    var touchPipe: [String: [String: Double]] = [:]
     var tabbardRequests = 0
     func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 2] }
+    /// The median rate of each of `servers` over alternating rounds, and every round's rate.
+    func pipelinedRates(_ kind: Requests.Kind, clients n: Int, _ servers: [(name: String, socket: String)]) throws -> ([String: Double], [String: [Double]]) {
+        var rates: [String: [Double]] = [:]
+        for r in 0..<pipeRounds {
+            for t in (r % 2 == 0 ? servers : servers.reversed()) {
+                let (rate, total) = try pipelined(socket: t.socket, clients: n, window: 64, seconds: pipeSeconds, warmupSeconds: 0.2, kind: kind)
+                rates[t.name, default: []].append(rate)
+                if t.name == "tabbard" { tabbardRequests += total }
+            }
+        }
+        return (rates.mapValues(median), rates)
+    }
     for p in pinnings {
         pinThread(cpu: p.cpu)
         var byClients: [Int: [String: Double]] = [:]
@@ -325,15 +358,7 @@ do {
         let pipeTargets = targets + [(name: "floor+journal", socket: "\(tmp)/floorj.sock")]
         for n in [1, 8] {
             progress("pipelined \(p.name): \(n) client(s) × 64 in flight, \(pipeRounds) alternating rounds of \(pipeSeconds) s")
-            var rates: [String: [Double]] = [:]
-            for r in 0..<pipeRounds {
-                for t in (r % 2 == 0 ? pipeTargets : pipeTargets.reversed()) {
-                    let (rate, total) = try pipelined(socket: t.socket, clients: n, window: 64, seconds: pipeSeconds, warmupSeconds: 0.2)
-                    rates[t.name, default: []].append(rate)
-                    if t.name == "tabbard" { tabbardRequests += total }
-                }
-            }
-            let per = rates.mapValues(median)
+            let (per, rates) = try pipelinedRates(.select, clients: n, pipeTargets)
             byClients[n] = per
             pj.append(JSON.Member("clients_\(n)", .obj([
                 "tabbard_per_s": .int(Int(per["tabbard"]!)), "floor_per_s": .int(Int(per["floor"]!)),
@@ -344,9 +369,16 @@ do {
         }
         pipe[p.name] = byClients
         pipeJSON.append(JSON.Member(p.name, .object(pj)))
+        progress("pipelined \(p.name): touch, 1 client × 64 in flight, \(pipeRounds) alternating rounds of \(pipeSeconds) s")
+        let (per, rates) = try pipelinedRates(.touch, clients: 1, touchTargets)
+        touchPipe[p.name] = per
+        touchPipeJSON.append(JSON.Member(p.name, .object(touchTargets.map {
+            JSON.Member($0.name, .obj(["per_s": .int(Int(per[$0.name]!)), "rounds": .array(rates[$0.name]!.map { .int(Int($0)) })]))
+        })))
     }
     pinThread(cpu: clientCPU)
     result.append(JSON.Member("pipelined_64_in_flight", .object(pipeJSON)))
+    result.append(JSON.Member("pipelined_touch_1_client_64_in_flight", .object(touchPipeJSON)))
 
     // MARK: RSS after 1 million requests
     let millionTarget = quick ? 200_000 : 1_000_000
@@ -354,7 +386,7 @@ do {
     if served < millionTarget {
         progress("topping up to \(millionTarget) requests (\(millionTarget - served) more, pipelined)")
         while served < millionTarget {
-            let (_, total) = try pipelined(socket: "\(tmp)/null.sock", clients: 1, window: 64, seconds: 0.5, warmupSeconds: 0)
+            let (_, total) = try pipelined(socket: "\(tmp)/null.sock", clients: 1, window: 64, seconds: 0.5, warmupSeconds: 0, kind: .select)
             served += total
         }
     }
@@ -477,9 +509,9 @@ do {
     // MARK: table
     for p in pinnings {
         let tag = " [\(p.name)]"
-        let t = rtt[p.name]!["tabbard"]!, f = rtt[p.name]!["floor"]!
-        rows.append(Row(metric: "round trip p50" + tag, tabbard: fmtUs(t.p50), reference: fmtUs(f.p50) + " floor",
-                        ratio: ratio(t.p50, f.p50), target: "≤ 2× floor", verdict: verdict(t.p50 <= 2 * f.p50)))
+        let t = rtt[p.name]!["tabbard"]!, f = rtt[p.name]!["floor"]!, fj = rtt[p.name]!["floor+journal"]!
+        rows.append(Row(metric: "round trip p50" + tag, tabbard: fmtUs(t.p50), reference: fmtUs(f.p50) + " floor, " + fmtUs(fj.p50) + " floor+journal",
+                        ratio: ratio(t.p50, f.p50) + " / " + ratio(t.p50, fj.p50), target: "≤ 1.2× floor", verdict: verdict(t.p50 <= 1.2 * f.p50)))
         rows.append(Row(metric: "round trip p90" + tag, tabbard: fmtUs(t.p90), reference: fmtUs(f.p90) + " floor",
                         ratio: ratio(t.p90, f.p90), target: "", verdict: ""))
         rows.append(Row(metric: "round trip p99" + tag, tabbard: fmtUs(t.p99), reference: fmtUs(f.p99) + " floor",
@@ -493,6 +525,15 @@ do {
                             ratio: String(format1: 100 * tr / fr, digits: 0) + "% / " + String(format1: 100 * tr / jr, digits: 0) + "%",
                             target: "≥ 50% floor", verdict: verdict(tr >= 0.5 * fr)))
         }
+        // touch: against the floor (the target), and the same tap without its click beside it.
+        let tt = touchRtt[p.name]!["tabbard"]!, tf = touchRtt[p.name]!["floor"]!, tq = touchRtt[p.name]!["tabbard, no click"]!
+        rows.append(Row(metric: "touch round trip p50" + tag, tabbard: fmtUs(tt.p50) + " (" + fmtUs(tq.p50) + " no click)",
+                        reference: fmtUs(tf.p50) + " floor", ratio: ratio(tt.p50, tf.p50) + " (" + ratio(tq.p50, tf.p50) + ")",
+                        target: "≤ 1.2× floor", verdict: verdict(tt.p50 <= 1.2 * tf.p50)))
+        let ttr = touchPipe[p.name]!["tabbard"]!, tfr = touchPipe[p.name]!["floor"]!, tqr = touchPipe[p.name]!["tabbard, no click"]!
+        rows.append(Row(metric: "touch pipelined, 1 client × 64" + tag, tabbard: fmtRate(ttr) + " (" + fmtRate(tqr) + " no click)",
+                        reference: fmtRate(tfr) + " floor", ratio: String(format1: 100 * ttr / tfr, digits: 0) + "% (" + String(format1: 100 * tqr / tfr, digits: 0) + "%)",
+                        target: "≥ 50% floor", verdict: verdict(ttr >= 0.5 * tfr)))
         for n in [100, 1000] {
             let td = fan[p.name]![n]!["tabbard"]!, fd = fan[p.name]![n]!["floor"]!
             rows.append(Row(metric: "fan-out \(n) subs p50" + tag, tabbard: fmtUs(td.p50), reference: fmtUs(fd.p50) + " floor",
