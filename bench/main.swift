@@ -291,6 +291,8 @@ do {
                                  socket: "\(tmp)/silent.sock", log: "\(tmp)/silent.log")
     children.append(silent)
     let targets: [(name: String, socket: String)] = [("floor", "\(tmp)/floor.sock"), ("tabbard", "\(tmp)/null.sock")]
+    /// The floor that journals, beside `tab.select`'s round trips and rates.
+    let floorJournalTarget = (name: "floor+journal", socket: "\(tmp)/floorj.sock")
     /// `touch` is measured on the floor, on tabbard, and on tabbard without its click.
     let touchTargets = targets + [(name: "tabbard, no click", socket: "\(tmp)/silent.sock")]
     sleepMs(50)
@@ -302,7 +304,10 @@ do {
     // Every measurement alternates floor and tabbard in rounds (order flipped each
     // round) and pools the rounds, so that this machine's noisy spells hit both alike.
     let rounds = quick ? 2 : 5
-    func roundOrder(_ r: Int) -> [(name: String, socket: String)] { r % 2 == 0 ? targets : targets.reversed() }
+    /// `servers` in round `r`'s order: as given, then reversed, in turn.
+    func inTurn(_ r: Int, _ servers: [(name: String, socket: String)]) -> [(name: String, socket: String)] {
+        r % 2 == 0 ? servers : servers.reversed()
+    }
     let rttN = quick ? 3000 : 20000
     /// Round trips of `kind` to each of `servers`, per placement: (JSON, distributions by placement and server).
     func roundTripSeries(_ kind: Requests.Kind, _ servers: [(name: String, socket: String)]) throws -> ([JSON.Member], [String: [String: Dist]]) {
@@ -313,7 +318,7 @@ do {
             progress("round trip \(p.name): \(rttN) sequential \(kind == .select ? "tab.select" : "touch") each, in \(rounds) alternating rounds")
             var samples: [String: [UInt64]] = [:]
             for r in 0..<rounds {
-                for t in (r % 2 == 0 ? servers : servers.reversed()) {
+                for t in inTurn(r, servers) {
                     samples[t.name, default: []] += try roundTrips(socket: t.socket, n: rttN / rounds, warmup: rttN / rounds / 10, kind: kind)
                 }
             }
@@ -325,7 +330,7 @@ do {
         return (json, dists)
     }
     // (The floor + journal beside them: what a durable write before the reply costs alone.)
-    let (rttJSON, rtt) = try roundTripSeries(.select, targets + [(name: "floor+journal", socket: "\(tmp)/floorj.sock")])
+    let (rttJSON, rtt) = try roundTripSeries(.select, targets + [floorJournalTarget])
     result.append(JSON.Member("round_trip", .object(rttJSON)))
     let (touchRttJSON, touchRtt) = try roundTripSeries(.touch, touchTargets)
     result.append(JSON.Member("round_trip_touch", .object(touchRttJSON)))
@@ -343,7 +348,7 @@ do {
     func pipelinedRates(_ kind: Requests.Kind, clients n: Int, _ servers: [(name: String, socket: String)]) throws -> ([String: Double], [String: [Double]]) {
         var rates: [String: [Double]] = [:]
         for r in 0..<pipeRounds {
-            for t in (r % 2 == 0 ? servers : servers.reversed()) {
+            for t in inTurn(r, servers) {
                 let (rate, total) = try pipelined(socket: t.socket, clients: n, window: 64, seconds: pipeSeconds, warmupSeconds: 0.2, kind: kind)
                 rates[t.name, default: []].append(rate)
                 if t.name == "tabbard" { tabbardRequests += total }
@@ -355,7 +360,7 @@ do {
         pinThread(cpu: p.cpu)
         var byClients: [Int: [String: Double]] = [:]
         var pj: [JSON.Member] = []
-        let pipeTargets = targets + [(name: "floor+journal", socket: "\(tmp)/floorj.sock")]
+        let pipeTargets = targets + [floorJournalTarget]
         for n in [1, 8] {
             progress("pipelined \(p.name): \(n) client(s) × 64 in flight, \(pipeRounds) alternating rounds of \(pipeSeconds) s")
             let (per, rates) = try pipelinedRates(.select, clients: n, pipeTargets)
@@ -413,7 +418,7 @@ do {
             progress("fan-out \(p.name): \(n) subscribers × \(iters) changes each, in \(fanRounds) alternating rounds")
             var samples: [String: [UInt64]] = [:]
             for r in 0..<fanRounds {
-                for t in roundOrder(r) {
+                for t in inTurn(r, targets) {
                     samples[t.name, default: []] += try fanout(socket: t.socket, subscribers: n, iterations: iters / fanRounds, warmup: iters / fanRounds / 10)
                 }
             }
