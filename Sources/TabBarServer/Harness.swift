@@ -50,16 +50,45 @@ extension Server {
         do { _ = try sink.stopCapture() } catch { Log.error("The capture could not be written", ["error": "\(error)"]) }
     }
 
+    /// `clock.advance {ms}`: moves the manual clock by `ms`, stopping at each timer that
+    /// falls due on the way (in order) to fire it at its own time; the null sink renders
+    /// every frame up to each of those times before the next step.
+    func advanceClock(by ms: Int) -> Result<JSON, RPCError> {
+        guard timers.clock.mode == .manual else { return .failure(.clockNotManual) }
+        let target = timers.clock.manualMs + Int64(ms)
+        settleAudio(queued: false)
+        while let (key, due) = timers.earliest(), due <= target {
+            moveClock(to: max(due, timers.clock.manualMs))
+            fire(key)
+        }
+        moveClock(to: target)
+        return .success(.obj(["now_ms": .int(target)]))
+    }
+
+    private func moveClock(to ms: Int64) {
+        guard ms != timers.clock.manualMs else { return }
+        let step = ms - timers.clock.manualMs
+        timers.setManual(ms: ms)
+        audio.nullSink?.clock?.set(ms: ms)
+        // Rendering takes ~2 ms per virtual second (docs/PERFORMANCE.md): allow 10 s plus 20× that.
+        settleAudio(queued: false, timeoutNanos: 10_000_000_000 + UInt64(max(step, 0)) * 40_000)
+    }
+
+    /// `clock.get`.
+    func clockJSON() -> JSON {
+        .obj(["now_ms": .int(timers.nowMs()), "mode": .string(timers.clock.mode.rawValue)])
+    }
+
     /// Broadcasts `sound.played` for each voice the audio thread reported started, and
     /// `sound.failed` for each accepted voice that was not heard intact.
     func publishSoundReports() {
         let now = MonotonicClock.nanoseconds()  // (once per drain, not per failed voice)
         audio.drainReports({ voice, name, frame in
-            broadcast(SoundEvent.played(voice: voice, name: name, frame: frame))
+            transport.publish(SoundEvent.played(voice: voice, name: name, frame: frame))
         }, failed: { voice, name, reason in
             // (The log line's fields are made only if it is written.)
             peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: now)
-            broadcast(SoundEvent.failed(voice: voice, name: name, reason: reason))
+            transport.publish(SoundEvent.failed(voice: voice, name: name, reason: reason))
         })
     }
 }

@@ -62,8 +62,8 @@ struct LogLimit {
     var flushDueNs: UInt64? { suppressed > 0 ? windowStartNs + intervalNs : nil }
 }
 
-/// The daemon's limited log lines, one limit per kind.
-struct PeerLogs {
+/// The daemon's limited log lines, one limit per kind (one object the loop's stages share).
+final class PeerLogs {
     enum Kind: Int, CaseIterable {
         case refused, full, outOfFDs, slow, behind, connected, disconnected, journal, feedback, soundFailed
     }
@@ -88,7 +88,7 @@ struct PeerLogs {
     private var suppressing = 0
 
     /// Writes a line of `kind`, within that kind's limit (its text made only if it is written).
-    mutating func write(_ kind: Kind, _ p: Priority, _ message: @autoclosure () -> String,
+    func write(_ kind: Kind, _ p: Priority, _ message: @autoclosure () -> String,
                         _ meta: @autoclosure () -> KeyValuePairs<String, String> = [:], nowNs: UInt64) {
         let was = limits[kind.rawValue].suppressed > 0
         limits[kind.rawValue].write(p, message(), meta(), nowNs: nowNs)
@@ -96,7 +96,7 @@ struct PeerLogs {
     }
 
     /// Says what was suppressed in intervals that are over.
-    mutating func flush(nowNs: UInt64) {
+    func flush(nowNs: UInt64) {
         guard suppressing > 0 else { return }
         suppressing = 0
         for k in limits.indices {

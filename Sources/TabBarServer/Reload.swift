@@ -27,6 +27,8 @@ extension Server {
                 waiting.append(key.name)
             }
         }
+        transport.config = config
+        dispatcher.initialBar = Server.configureParams(config.initialBar, limits: config.limits)
         config.configFile = fresh.configFile
         config.origins = fresh.origins
         Log.level = config.logLevel

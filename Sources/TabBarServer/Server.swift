@@ -3,34 +3,57 @@ import TabBarCore
 import TabBarAudio
 import CSystemd
 
-/// The daemon: one epoll loop that owns the state, the clients and the journal.
-/// Audio runs on its own thread (`AudioEngine`); the two meet through a
-/// non-blocking queue and an eventfd.
-public final class Server {
+// The state loop: one thread owns the state, the clients and the journal. One loop turn:
+//
+//   epoll_wait (until the next deadline: timer, fsync, watchdog, log flush, compaction)
+//        │
+//        ├─ listener ─────► Transport.acceptClients ──► hello queued
+//        ├─ client ───────► Transport.read ──► LineFramer ──► lines
+//        │                                                    │
+//        │                        Dispatcher.dispatch: bytes ─┴─► Command | refusal
+//        │                                          │
+//        │          ┌───── StateCommand ────────────┴──── ServerCommand ─────┐
+//        │          ▼                                                        ▼
+//        │   Committer.submit: Reducer.reduce                     commit what is staged,
+//        │   (State × Command → State', reply, events,            then `serve` (reads only
+//        │    effects), staged with its journal line              committed state); reply queued
+//        │          │
+//        ├─ timers ─┘ (a timer's step is committed at once)
+//        ├─ audio reports ─► sound.played / sound.failed to subscribers
+//        ├─ signalfd ─────► SIGHUP reload, SIGTERM/SIGINT stop
+//        ▼
+//   endTurn: Committer.commit ── one journal write for the whole turn
+//        │    ├─ written: events → Transport.publish, replies → queues, effects → AudioService.play
+//        │    └─ refused: state restored, events dropped, replies → storage_failed
+//        ├─ Transport.flushDirty: write the queues (back-pressure, slow subscribers → state.resync)
+//        └─ AudioService.wakeIfPending: the audio thread mixes the turn's clicks → ALSA
+//
+// Commit points, all of them: the end of a turn; before a server command; before what is
+// published outside a group (sound reports, server.stopping); a timer's step.
+
+/// The daemon: the state loop above, its stages (`Transport`, `Dispatcher`, `Committer`,
+/// `AudioService`) and its housekeeping (fsync, compaction, watchdog, slow clients).
+public final class Server: TransportDelegate {
     public static let version = "0.1.0"
 
     var config: ServerConfig
     /// How the configuration was built, for a reload (SIGHUP); nil: reloads re-read only the sounds.
     public var configSource: ConfigSource?
-    var reducer: Reducer
-    let store: StateStore
-    let audio: AudioService
-    /// The listening socket, the epoll set, the signalfd, the spare descriptor, `running` (EventLoop.swift).
     let loop: EventLoop
-    /// The clients and who subscribed (`ClientTable`).
-    var clients = ClientTable()
-    var stats = ServerStats()
+    let transport: Transport
+    let dispatcher: Dispatcher
+    let committer: Committer
+    let audio: AudioService
+    let stats = ServerStats()
     /// Log lines a peer can cause at will, each kind rate-limited (LogLimit.swift).
-    var peerLogs = PeerLogs()
+    let peerLogs = PeerLogs()
     /// The systemd watchdog's pings and `STATUS=` (Watchdog.swift).
     var watchdog = Watchdog()
-    let helloLine: [UInt8]
-    /// The buffers and documents every line is read, decoded and answered in (Workspace.swift).
-    let work = Workspace()
-    /// State changes applied but not yet in the journal (group commit: one write per loop turn, whatever the number of clients).
-    let batch = Batch()
     /// Timers the reducer asked for (`Effect.timer`) and the clock they run on (Timers.swift).
     var timers: Timers
+
+    var store: StateStore { committer.store }
+    var state: BarState { committer.state }
 
     /// Sets everything up: state restored, sounds loaded, socket listening.
     public init(config: ServerConfig) throws {
@@ -40,11 +63,10 @@ public final class Server {
         // The socket first: a daemon that finds another one live must not touch its state.
         let loop = try EventLoop(socketPath: config.socketPath)
         self.loop = loop
-        store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs,
-                           compactIntervalMs: config.compactIntervalMs)
-        do {
-            try store.lock()
-        } catch {
+        let store = StateStore(path: config.statePath, compactEvery: config.compactEvery, fsyncIntervalMs: config.fsyncIntervalMs,
+                               compactIntervalMs: config.compactIntervalMs)
+        var reducer: Reducer
+        do { try store.lock() } catch {
             loop.closeListener(socketPath: config.socketPath)
             throw error
         }
@@ -56,6 +78,8 @@ public final class Server {
             loop.closeListener(socketPath: config.socketPath)
             throw ServerError("cannot use the state file \(config.statePath): \(error)")
         }
+        committer = Committer(reducer: reducer, store: store)
+        dispatcher = Dispatcher(maxLine: config.maxLine, initialBar: Server.configureParams(config.initialBar, limits: config.limits))
         audio = AudioService(config: config)
         do { try audio.startConfiguredCapture() } catch {
             loop.closeListener(socketPath: config.socketPath)
@@ -71,7 +95,8 @@ public final class Server {
             "server": .string("tabbard"), "version": .string(Server.version), "protocol": .int(1),
             "max_line": .int(config.maxLine), "features": .array(Methods.names.map { .string($0) }),
         ])
-        helloLine = Wire.notification("hello", hello)
+        transport = Transport(loop: loop, config: config, stats: stats, peerLogs: peerLogs, hello: Wire.notification("hello", hello))
+        transport.delegate = self
         guard loop.watch(loop.listenFD, EPOLLIN.rawValue), loop.watch(loop.signalFD, EPOLLIN.rawValue),
               audio.reportFD < 0 || loop.watch(audio.reportFD, EPOLLIN.rawValue) else {
             loop.closeListener(socketPath: config.socketPath)
@@ -80,19 +105,7 @@ public final class Server {
         watchdog.start()
     }
 
-    /// What `STATUS=` says, e.g. "Serving 3 clients (1 subscribed); 6 sounds, audio null ok".
-    var statusLine: String {
-        "Serving \(clients.byFD.count) client\(clients.byFD.count == 1 ? "" : "s") (\(clients.subscribers.count) subscribed); \(audio.availabilitySummary)"
-    }
-
-    var statusKey: StatusNotifier.Key {
-        .init(clients: clients.byFD.count, subscribed: clients.subscribers.count, sounds: audio.bank.sounds.count, audioOK: audio.deviceOK)
-    }
-
-    /// `READY=1` (start-up, end of a reload) with the current `STATUS=`.
-    func notifyReady() {
-        watchdog.ready(statusKey, line: statusLine)
-    }
+    // MARK: The loop
 
     /// Runs until SIGTERM/SIGINT. Returns the exit status.
     public func run() -> Int32 {
@@ -100,87 +113,278 @@ public final class Server {
                                                         "state": config.statePath, "audio": audio.statusSummary])
         // Socket listening, state restored, sounds loaded: clients are served from here on.
         notifyReady()
-        var events = [epoll_event](repeating: epoll_event(), count: 128)
+        var ready = [epoll_event](repeating: epoll_event(), count: 128)
         while loop.running {
             let n: Int
-            do throws(Errno) { n = try Sys.epollWait(loop.epfd, &events, timeoutMs: nextTimeoutMs()) } catch {
+            do throws(Errno) { n = try Sys.epollWait(loop.epfd, &ready, timeoutMs: timeoutMs()) } catch {
                 Log.error("epoll_wait failed", ["error": error.description])
                 break
             }
             let now = MonotonicClock.nanoseconds()
-            for k in 0..<n {
-                let fd = events[k].data.fd
-                let ev = events[k].events
-                if fd == loop.listenFD {
-                    acceptClients(now: now)
-                } else if fd == loop.signalFD {
-                    commitBatch()
-                    handleSignals()
-                } else if fd == audio.reportFD {
-                    commitBatch()  // sound.played is no part of the group
-                    publishSoundReports()
-                } else if let c = clients.connection(fd: fd) {
-                    if ev & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
-                        readFrom(c, now: now)
-                    }
-                    if ev & EPOLLOUT.rawValue != 0 { markDirty(c) }
-                }
-            }
+            for event in ready[0..<n] { handle(event, now: now) }
             fireDueTimers()
-            flushDirty(now: now)
-            periodic(now: now)
+            endTurn(now: now)
+            housekeeping(now: now)
         }
         shutdown()
         return 0
     }
 
-    func nextTimeoutMs() -> Int32 {
-        var timeout: Int = -1
-        let now = MonotonicClock.nanoseconds()
-        if let ms = store.tick(nowNs: now) { timeout = ms }
-        if let ms = watchdog.timeoutMs(now: now, statusKey) { timeout = timeout < 0 ? ms : min(timeout, ms) }
-        if clients.waitingToWrite > 0 {
-            timeout = timeout < 0 ? 1000 : min(timeout, 1000)
+    /// One ready descriptor.
+    private func handle(_ event: epoll_event, now: UInt64) {
+        let fd = event.data.fd
+        if fd == loop.listenFD {
+            transport.acceptClients(now: now)
+        } else if fd == loop.signalFD {
+            deliverStaged()
+            handleSignals()
+        } else if fd == audio.reportFD {
+            deliverStaged()
+            publishSoundReports()
+        } else if let c = transport.connection(fd: fd) {
+            if event.events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
+                transport.read(c, now: now)
+            }
+            if event.events & EPOLLOUT.rawValue != 0 { transport.markDirty(c) }
         }
-        if let due = peerLogs.flushDueNs {
-            let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
-            timeout = timeout < 0 ? ms : min(timeout, ms)
-        }
-        if let ms = timers.timeoutMs() { timeout = timeout < 0 ? ms : min(timeout, ms) }
-        if !store.compacting, let due = store.compactionDueNs {
-            let ms = due > now ? Int((due - now) / 1_000_000) + 1 : 0
-            timeout = timeout < 0 ? ms : min(timeout, ms)
-        }
-        return Int32(timeout)
     }
 
-    func periodic(now: UInt64) {
-        _ = store.tick(nowNs: now)
+    /// The end of a loop turn: the turn's changes written with one journal write and
+    /// delivered, every queue flushed, the audio thread woken for the turn's clicks.
+    func endTurn(now: UInt64) {
+        repeat {
+            deliverStaged()
+            transport.flushDirty(now: now)
+        } while committer.hasStaged
+        audio.wakeIfPending()
+    }
+
+    // MARK: One line
+
+    /// A framed line from a client: dispatched, then staged (a state command) or served.
+    func received(_ line: LineFramer.Line, from c: Connection, readNs: UInt64) {
+        guard !c.closed else { return }
+        if case .tooLong = line { stats.linesTooLong += 1 }
+        switch dispatcher.dispatch(line, limits: committer.limits) {
+        case let .refused(error, id, isRequest):
+            if let isRequest { if isRequest { stats.requests += 1 } else { stats.notifications += 1 } }
+            guard let id else { stats.errors += 1; return }
+            committer.stage(reply: .failure(error), to: c, id: id, readNs: readNs)
+        case let .command(command, method, params, id):
+            if id == nil { stats.notifications += 1 } else { stats.requests += 1 }
+            switch command {
+            case .state(let command):
+                let answered = committer.submit(command, at: timers.clock.ms(readAt: readNs), method: method, params: params,
+                                                reply: id.map { (c, $0, readNs) })
+                if id == nil && !answered { stats.errors += 1 }
+            case .server(let command):
+                // A server command reads only committed state: what is staged goes first.
+                deliverStaged()
+                let result = serve(command, from: c, readNs: readNs)
+                if let id {
+                    transport.queueReply(to: c, id: id, result, readNs: readNs, now: MonotonicClock.nanoseconds())
+                } else if case .failure = result {
+                    stats.errors += 1
+                }
+            }
+        }
+    }
+
+    /// Commits what is staged and delivers it: events to subscribers, replies to their
+    /// connections, in the order they were made; then the effects. False when the journal
+    /// write refused the group.
+    @discardableResult
+    func deliverStaged() -> Bool {
+        guard committer.hasStaged else { return true }
+        let group = committer.commit()
+        if let why = group.refusedBecause {
+            peerLogs.write(.journal, .error, "Could not record \(group.changes == 1 ? "a change" : "\(group.changes) changes"); refused",
+                           ["error": why, "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
+        }
+        let now = MonotonicClock.nanoseconds()
+        transport.publishingGroup = true
+        for output in group.outputs {
+            switch output {
+            case .event(let event): transport.publish(event)
+            case let .reply(c, id, result, readNs): transport.queueReply(to: c, id: id, result, readNs: readNs, now: now)
+            }
+        }
+        transport.publishingGroup = false
+        run(group.effects)
+        return group.refusedBecause == nil
+    }
+
+    /// Runs a committed group's effects: sounds are queued, and the audio thread is woken
+    /// once for all of them after the turn's replies have left (`AudioService.wakeAfterReplies`).
+    private func run(_ effects: [Effect]) {
+        var played = false
+        for effect in effects {
+            switch effect {
+            case let .play(name, gain, _):
+                switch audio.play(name: name, gain: gain, requestedAt: MonotonicClock.nanoseconds(), wake: false) {
+                case .success:
+                    stats.soundsPlayed += 1
+                    played = true
+                case .failure(let e):
+                    stats.soundsFailed += 1
+                    peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
+                }
+            case let .timer(key, atMs):
+                timers.set(key, atMs: atMs)
+            case let .cancelTimer(key):
+                timers.cancel(key)
+            }
+        }
+        if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
+    }
+
+    /// The `state.resync` line for a subscriber that fell behind.
+    func resyncLine() -> [UInt8] {
+        Wire.notification("state.resync", .obj(["seq": .int(state.seq), "state": state.json(limits: committer.limits)]))
+    }
+
+    // MARK: Server commands
+
+    /// Runs a method the server handles itself (it never changes the state).
+    func serve(_ command: ServerCommand, from c: Connection, readNs: UInt64) -> Result<Reply, RPCError> {
+        switch command {
+        case .ping:
+            return .success(.empty)
+        case .stateGet:
+            return .success(.state(seq: state.seq, state, committer.limits))
+        case .soundList:
+            return .success(.json(.obj(["sounds": .array(audio.soundList())])))
+        case .soundReload:
+            let failures = audio.reload()
+            return .success(.json(.obj(["sounds": .int(audio.bank.sounds.count),
+                                        "failures": .array(failures.map { .obj(["source": .string($0.0), "reason": .string($0.1)]) })])))
+        case .soundPlay(let name):
+            let gain = state.feedback.profile == .silent ? 0 : state.feedback.volume
+            switch audio.play(name: name, gain: gain, requestedAt: readNs) {
+            case .success(let voice):
+                stats.soundsPlayed += 1
+                settleAudio(queued: true)
+                return .success(.json(.obj(["voice": .int(voice)])))
+            case .failure(let e):
+                stats.soundsFailed += 1
+                return .failure(e.error)
+            }
+        case .subscribe(let topics):
+            transport.subscribe(c, topics: topics)
+            return .success(.state(seq: state.seq, state, committer.limits))
+        case .unsubscribe:
+            transport.unsubscribe(c)
+            return .success(.empty)
+        case .statsGet:
+            return .success(.json(statsJSON()))
+        case .clockAdvance(let ms):
+            return advanceClock(by: ms).map(Reply.json)
+        case .clockGet:
+            return .success(.json(clockJSON()))
+        case .captureStart(let path):
+            return startCapture(path).map(Reply.json)
+        case .captureStop:
+            return stopCapture().map(Reply.json)
+        }
+    }
+
+    func statsJSON() -> JSON {
+        let now = MonotonicClock.nanoseconds()
+        return .obj([
+            "seq": .int(state.seq),
+            "uptime_ms": .int((now - stats.startedNs) / 1_000_000),
+            "clients": .int(transport.connectionCount),
+            "subscribers": .int(transport.subscriberCount),
+            "connections_total": .int(stats.connectionsTotal),
+            "connections_refused": .int(stats.connectionsRefused),
+            "requests": .int(stats.requests),
+            "notifications": .int(stats.notifications),
+            "errors": .int(stats.errors),
+            "lines_too_long": .int(stats.linesTooLong),
+            "events": .int(stats.events),
+            "event_bytes": .int(stats.eventBytes),
+            "resyncs": .int(stats.resyncs),
+            "slow_clients_dropped": .int(stats.slowClientsDropped),
+            "sounds_played": .int(stats.soundsPlayed),
+            "sounds_failed": .int(stats.soundsFailed),
+            "request_latency": stats.handling.json(),
+            "journal": .obj(["entries": .int(store.entries), "appends": .int(store.appends), "writes": .int(store.writes),
+                             "error": .optional(store.lastError)]),
+            "audio": audio.statsJSON(),
+        ])
+    }
+
+    // MARK: Timers
+
+    /// Fires every due timer, earliest first (the real clock's loop turn).
+    func fireDueTimers() {
+        guard timers.clock.mode == .real else { return }
+        while let (key, due) = timers.earliest(), due <= timers.nowMs() { fire(key) }
+    }
+
+    /// A timer's step: run, journaled and published like any change, and committed at
+    /// once so that its effects run at its own time.
+    func fire(_ key: TimerKey) {
+        timers.cancel(key)
+        committer.submit(.timerFired(key), at: timers.nowMs(), method: "timer.fired", params: nil, reply: nil)
+        deliverStaged()
+    }
+
+    // MARK: Housekeeping
+
+    /// How long the loop may sleep: until the earliest of its deadlines (-1: none).
+    private func timeoutMs() -> Int32 {
+        let now = MonotonicClock.nanoseconds()
+        var deadlines: [Int] = []
+        if let due = store.fsyncDueNs { deadlines.append(Self.ms(until: due, now)) }
+        if let ms = watchdog.timeoutMs(now: now, statusKey) { deadlines.append(ms) }
+        if transport.waitingToWrite { deadlines.append(1000) }  // to find clients that stopped reading
+        if let due = peerLogs.flushDueNs { deadlines.append(Self.ms(until: due, now)) }
+        if let ms = timers.timeoutMs() { deadlines.append(ms) }
+        if !store.compacting, let due = store.compactionDueNs { deadlines.append(Self.ms(until: due, now)) }
+        return Int32(deadlines.min() ?? -1)
+    }
+
+    private static func ms(until due: UInt64, _ now: UInt64) -> Int {
+        due > now ? Int((due - now) / 1_000_000) + 1 : 0
+    }
+
+    /// What the loop does after each turn: the journal's fsync when due, the watchdog's
+    /// ping, suppressed log counts, compaction, and clients that stopped reading.
+    private func housekeeping(now: UInt64) {
+        store.syncIfDue(nowNs: now)
         // Sent from the state loop: a stuck loop stops the pings and systemd restarts us.
         watchdog.tick(now: now, { statusKey }, line: { statusLine })
         peerLogs.flush(nowNs: now)
         store.finishCompaction(wait: false)
         if store.needsCompaction && !store.compacting {
             // In the background: the loop only renames the journal (StateStore.startCompaction).
-            do { try store.startCompaction(reducer.state, limits: reducer.limits) } catch {
+            do { try store.startCompaction(state, limits: committer.limits) } catch {
                 store.compactionFailed()
                 Log.error("Compacting the state failed; the journal keeps growing", ["error": "\(error)"])
             }
         }
-        // Clients that stopped reading their replies.
-        guard clients.waitingToWrite > 0 else { return }
-        let limitNs = UInt64(config.writeTimeoutMs) * 1_000_000
-        for c in clients.byFD.values where c.queued > 0 && now > c.lastProgressNs + limitNs {
-            peerLogs.write(.slow, .warning, "Disconnecting a client that does not read its replies", [
-                "client": String(c.id), "pid": String(c.pid), "uid": String(c.uid), "queued_bytes": String(c.queued)], nowNs: now)
-            stats.slowClientsDropped += 1
-            drop(c)
-        }
+        transport.dropStalledClients(now: now)
+    }
+
+    /// What `STATUS=` says, e.g. "Serving 3 clients (1 subscribed); 6 sounds, audio null ok".
+    var statusLine: String {
+        let n = transport.connectionCount
+        return "Serving \(n) client\(n == 1 ? "" : "s") (\(transport.subscriberCount) subscribed); \(audio.availabilitySummary)"
+    }
+
+    var statusKey: StatusNotifier.Key {
+        .init(clients: transport.connectionCount, subscribed: transport.subscriberCount, sounds: audio.bank.sounds.count, audioOK: audio.deviceOK)
+    }
+
+    /// `READY=1` (start-up, end of a reload) with the current `STATUS=`.
+    func notifyReady() {
+        watchdog.ready(statusKey, line: statusLine)
     }
 
     // MARK: Signals and shutdown
 
-    func handleSignals() {
+    private func handleSignals() {
         while let signo = loop.nextSignal() {
             switch Int32(signo) {
             case SIGHUP:
@@ -193,14 +397,13 @@ public final class Server {
         }
     }
 
-    func shutdown() {
+    private func shutdown() {
         // Order: STOPPING=1, server.stopping to subscribers, state flushed, socket closed.
         Systemd.notify("STOPPING=1\nSTATUS=Stopping: saving the state")
-        broadcast(Event("server.stopping", .obj([:])))
-        let now = MonotonicClock.nanoseconds()
-        for c in clients.byFD.values { _ = c.flush(now: now) }
-        for c in Array(clients.byFD.values) { drop(c) }
-        do { try store.compact(reducer.state, limits: reducer.limits) } catch {
+        deliverStaged()
+        transport.publish(Event("server.stopping", .obj([:])))
+        transport.closeAll()
+        do { try store.compact(state, limits: committer.limits) } catch {
             if let why = store.unreachable() {
                 Log.error("Could not write the final snapshot, and \(why): changes since then are lost", ["error": "\(error)", "advice": store.advice])
             } else {
@@ -211,6 +414,6 @@ public final class Server {
         endCapture()  // the capture ends at the clock's time; what plays out after is not in it
         audio.nullSink?.clock?.release()  // voices still sounding play out without waiting for the clock
         audio.shutdown()
-        Log.notice("Stopped", ["seq": String(reducer.state.seq)])
+        Log.notice("Stopped", ["seq": String(state.seq)])
     }
 }

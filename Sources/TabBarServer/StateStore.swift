@@ -252,13 +252,14 @@ final class StateStore {
         if fsyncIntervalMs == 0 { syncNow() }
     }
 
-    /// Called from the loop: fsyncs the journal when the interval has passed.
-    /// Returns the milliseconds until the next needed call, or nil when clean.
-    func tick(nowNs: UInt64) -> Int? {
-        guard dirtySinceFsync else { return nil }
-        let due = lastFsyncNs + UInt64(fsyncIntervalMs) * 1_000_000
-        if nowNs >= due { syncNow(); return nil }
-        return Int((due - nowNs) / 1_000_000) + 1
+    /// When the journal's next fsync is due (nil: nothing written since the last one).
+    var fsyncDueNs: UInt64? {
+        dirtySinceFsync ? lastFsyncNs + UInt64(fsyncIntervalMs) * 1_000_000 : nil
+    }
+
+    /// Fsyncs the journal if its interval has passed (the loop's housekeeping).
+    func syncIfDue(nowNs: UInt64) {
+        if let due = fsyncDueNs, nowNs >= due { syncNow() }
     }
 
     func syncNow() {

@@ -48,8 +48,8 @@ struct LatencyRing {
     }
 }
 
-/// Counters reported by `stats.get`.
-struct ServerStats {
+/// Counters reported by `stats.get` (one object the loop's stages share).
+final class ServerStats {
     var startedNs: UInt64 = 0
     var connectionsTotal = 0
     var connectionsRefused = 0

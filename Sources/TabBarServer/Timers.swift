@@ -76,57 +76,6 @@ struct Timers {
     mutating func setManual(ms: Int64) { clock.manualMs = ms }
 }
 
-extension Server {
-    /// The clock the reducer is given (ms). (`timers.clock`, not `timers.nowMs()`: that would
-    /// copy the whole part, retaining its dictionary, once per request.)
-    @inline(__always)
-    func nowMs() -> Int64 { timers.clock.nowMs() }
-
-    /// Fires every due timer, earliest first (the real clock's loop turn).
-    func fireDueTimers() {
-        guard timers.clock.mode == .real, !timers.due.isEmpty else { return }
-        while true {
-            let now = nowMs()
-            guard let (key, due) = timers.earliest(), due <= now else { return }
-            fire(key)
-        }
-    }
-
-    func fire(_ key: TimerKey) {
-        timers.cancel(key)
-        apply(.timerFired(key), method: nil, params: nil, id: nil, from: nil)
-    }
-
-    /// `clock.advance {ms}`: moves the manual clock by `ms`, stopping at each timer that
-    /// falls due on the way (in order) to fire it at its own time; the null sink renders
-    /// every frame up to each of those times before the next step.
-    func advanceClock(by ms: Int) -> Result<JSON, RPCError> {
-        guard timers.clock.mode == .manual else { return .failure(.clockNotManual) }
-        let target = timers.clock.manualMs + Int64(ms)
-        settleAudio(queued: false)
-        while let (key, due) = timers.earliest(), due <= target {
-            moveClock(to: max(due, timers.clock.manualMs))
-            fire(key)
-        }
-        moveClock(to: target)
-        return .success(.obj(["now_ms": .int(target)]))
-    }
-
-    private func moveClock(to ms: Int64) {
-        guard ms != timers.clock.manualMs else { return }
-        let step = ms - timers.clock.manualMs
-        timers.setManual(ms: ms)
-        audio.nullSink?.clock?.set(ms: ms)
-        // Rendering takes ~2 ms per virtual second (docs/PERFORMANCE.md): allow 10 s plus 20× that.
-        settleAudio(queued: false, timeoutNanos: 10_000_000_000 + UInt64(max(step, 0)) * 40_000)
-    }
-
-    /// `clock.get`.
-    func clockJSON() -> JSON {
-        .obj(["now_ms": .int(nowMs()), "mode": .string(timers.clock.mode.rawValue)])
-    }
-}
-
 extension TimerKey {
     /// Tie-break of timers due at the same ms.
     var order: Int {

@@ -25,15 +25,15 @@ import TabBarCore
         // Four taps, alternating between the first two tabs: four selections, four clicks,
         // one loop turn (one group).
         var id = 0
-        server.work.lineReadNs = MonotonicClock.nanoseconds()  // (as `readFrom` stamps a read)
+        let readNs = MonotonicClock.nanoseconds()
         for k in 0..<4 {
             let x = k % 2 == 0 ? 112.5 : 37.5
             for phase in ["down", "up"] {
                 id += 1
-                Array(Self.touch(id, phase, x: x).utf8).withUnsafeBufferPointer { server.handle(.line($0), from: conns[0]) }
+                server.feed(Self.touch(id, phase, x: x), from: conns[0], readNs: readNs)
             }
         }
-        server.flushDirty(now: MonotonicClock.nanoseconds())
+        server.endTurn(now: MonotonicClock.nanoseconds())
         #expect(server.stats.soundsPlayed - playedBefore == 4, "every tap clicked")
         #expect(try #require(engine()?["thread_wakes"]?.intValue) - before == 1, "one wake-up for the group's four clicks")
         server.store.syncNow()

@@ -27,8 +27,7 @@ final class LineRig {
     /// Feeds `line`, commits the group, and returns what the client was sent.
     @discardableResult
     func check(_ line: String) -> String {
-        server.work.lineReadNs = MonotonicClock.nanoseconds()  // (as `readFrom` stamps a read)
-        Array(line.utf8).withUnsafeBufferPointer { server.handle(.line($0), from: client) }
+        server.feed(line, from: client)
         server.commitBatch()
         let reply = String(decoding: client.out.bytes, as: UTF8.self)
         client.out.removeAll()

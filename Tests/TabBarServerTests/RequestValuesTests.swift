@@ -12,7 +12,7 @@ import TabBarCore
         r.send(#"{"jsonrpc":"2.0","id":1,"method":"badge\u002eset","params":{"tab":"me","count":4}}"#, from: r.a)
         r.send(#"{"jsonrpc":"2.0","id":2,"method":"badge.set","params":{"tab":"me","count":5}}"#, from: r.a)
         r.send(#"{"jsonrpc":"2.0","id":3,"method":"no\u002esuch"}"#, from: r.a)
-        r.server.flushDirty(now: MonotonicClock.nanoseconds())
+        r.server.endTurn(now: MonotonicClock.nanoseconds())
         let replies = r.lines(r.a).filter { $0["id"] != nil }
         #expect(replies.count == 3)
         #expect(replies.first?["result"]?["seq"] != nil)

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import TabBarCore
 @testable import TabBarServer
 
 /// What the in-process server tests share: a fresh directory, a server on it with the
@@ -27,4 +28,17 @@ enum Rigs {
         }
         return (conns, fds)
     }
+}
+
+extension Server {
+    /// Feeds one line from `c` as read at `readNs`, as `Transport.read` hands lines on.
+    func feed(_ line: String, from c: Connection, readNs: UInt64 = MonotonicClock.nanoseconds()) {
+        Array(line.utf8).withUnsafeBufferPointer { received(.line($0), from: c, readNs: readNs) }
+    }
+
+    /// Commits and delivers what is staged; false when the journal write refused it.
+    @discardableResult
+    func commitBatch() -> Bool { deliverStaged() }
+
+    var reducer: Reducer { committer.reducer }
 }

@@ -2,9 +2,51 @@
 import TabBarCore
 import CSystemd
 
-/// The clients: accepting (and refusing) them, reading and framing their lines, flushing
-/// what is queued for them, and dropping them.
-extension Server {
+/// What the transport hands on: each framed line, and when it needs what is staged
+/// delivered (to resume a paused client, or to free the slots of clients that hung up).
+protocol TransportDelegate: AnyObject {
+    /// A complete line (or one that was too long) from `c`, read at `readNs`.
+    func received(_ line: LineFramer.Line, from c: Connection, readNs: UInt64)
+    /// Commits and delivers whatever is staged.
+    @discardableResult func deliverStaged() -> Bool
+    /// The `state.resync` line owed to a subscriber that fell behind.
+    func resyncLine() -> [UInt8]
+}
+
+/// The transport stage: the clients' sockets. Accepting (and refusing) clients, reading and
+/// framing their lines, queueing replies and events, back-pressure, flushing, and dropping
+/// clients. It knows bytes and connections, not what a line means.
+final class Transport {
+    let loop: EventLoop
+    private(set) var clients = ClientTable()
+    var config: ServerConfig
+    let stats: ServerStats
+    let peerLogs: PeerLogs
+    unowned(unsafe) var delegate: TransportDelegate!  // (the server, which owns the transport)
+    private let hello: [UInt8]
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// Where an event line is encoded, once for all its subscribers.
+    private var scratch = ByteBuffer(capacity: 8192)
+    /// A committed group's events are being published: a burst, see `fellBehind`.
+    var publishingGroup = false
+
+    init(loop: EventLoop, config: ServerConfig, stats: ServerStats, peerLogs: PeerLogs, hello: [UInt8]) {
+        self.loop = loop
+        self.config = config
+        self.stats = stats
+        self.peerLogs = peerLogs
+        self.hello = hello
+    }
+
+    deinit { scratch.free() }
+
+    var connectionCount: Int { clients.byFD.count }
+    var subscriberCount: Int { clients.subscribers.count }
+
+    func connection(fd: Int32) -> Connection? { clients.connection(fd: fd) }
+
+    // MARK: Accepting
+
     func acceptClients(now: UInt64) {
         while true {
             let fd: Int32
@@ -45,14 +87,12 @@ extension Server {
             }
             let c = Connection(fd: fd, id: clients.nextID, maxLine: config.maxLine)
             clients.nextID += 1
-            c.pid = pid
-            c.uid = uid
-            c.gid = gid
+            (c.pid, c.uid, c.gid) = (pid, uid, gid)
             c.lastProgressNs = now
             clients.add(c)
             stats.connectionsTotal += 1
             guard loop.watch(fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue) else { drop(c); continue }
-            c.out.append(helloLine)
+            c.out.append(hello)
             markDirty(c)
             peerLogs.write(.connected, .debug, "Client connected", ["client": String(c.id), "pid": String(pid), "uid": String(uid)], nowNs: now)
         }
@@ -61,41 +101,46 @@ extension Server {
     /// At the limit, clients that already hung up still hold their slots until their EOF
     /// is read in a later loop turn; a burst of connect-and-vanish clients would then
     /// lock out everyone else. Read those EOFs now (answering any last line as usual).
-    func reapHungUp(now: UInt64) {
+    private func reapHungUp(now: UInt64) {
         var fds = clients.byFD.values.map { pollfd(fd: $0.fd, events: Int16(POLLIN) | 0x2000 /* POLLRDHUP */, revents: 0) }
         guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return }
         for p in fds where p.revents & (Int16(POLLHUP) | Int16(POLLERR) | 0x2000) != 0 {
-            if let c = clients.connection(fd: p.fd) { readFrom(c, now: now) }
+            if let c = clients.connection(fd: p.fd) { read(c, now: now) }
         }
+        delegate.deliverStaged()
         flushDirty(now: now)
     }
 
     /// Root, our own uid, `allowed_uids`, or a member of one of `allowed_gids` — by its
     /// primary group or any of its supplementary ones (SO_PEERGROUPS, asked only then).
-    func allowed(uid: UInt32, gid: UInt32, fd: Int32) -> Bool {
+    private func allowed(uid: UInt32, gid: UInt32, fd: Int32) -> Bool {
         if uid == 0 || uid == getuid() || config.allowedUIDs.contains(uid) || config.allowedGIDs.contains(gid) { return true }
         guard !config.allowedGIDs.isEmpty else { return false }
         return Posix.peerGroups(fd).contains { config.allowedGIDs.contains($0) }
     }
 
     /// One error line, then close.
-    func refuse(_ fd: Int32, _ error: RPCError) {
+    private func refuse(_ fd: Int32, _ error: RPCError) {
         var line: [UInt8] = []
         Wire.error(id: .null, error, into: &line)
         _ = try? Sys.send(fd, line, 0..<line.count)  // (best effort: the client is turned away either way)
         close(fd)
     }
 
+    // MARK: Reading
+
     func markDirty(_ c: Connection) {
         if !c.closed { clients.dirty.append(c) }
     }
 
-    func readFrom(_ c: Connection, now: UInt64) {
+    /// Reads what `c` sent (up to 8 reads a turn, so one client cannot hold the loop) and
+    /// hands each framed line to the delegate, stamped with this loop turn's time.
+    func read(_ c: Connection, now: UInt64) {
         var reads = 0
         while !c.closed && !c.readClosed && !c.readPaused && reads < 8 {
             let n: Int
             do throws(Errno) {
-                guard case .done(let got) = try Sys.read(c.fd, into: &work.readBuffer) else { break }
+                guard case .done(let got) = try Sys.read(c.fd, into: &readBuffer) else { break }
                 n = got
             } catch {
                 drop(c)
@@ -105,25 +150,21 @@ extension Server {
             if n == 0 {
                 // Half-close: answer every complete line received, flush, then close.
                 c.readClosed = true
-                work.lineReadNs = now
-                c.framer.finish { unit in handle(unit, from: c) }
-                commitBatch()
+                c.framer.finish { unit in delegate.received(unit, from: c, readNs: now) }
                 loop.rewatch(c)
-                markDirty(c)
                 break
             }
-            work.lineReadNs = now
-            let used = work.readBuffer.withUnsafeBufferPointer { buf in frame(UnsafeBufferPointer(rebasing: buf[0..<n]), for: c) }
+            let used = readBuffer.withUnsafeBufferPointer { buf in frame(UnsafeBufferPointer(rebasing: buf[0..<n]), for: c, readNs: now) }
             if used < n {
                 // Back-pressure in the middle of a read: the rest waits until the client reads its replies.
-                c.unread = Array(work.readBuffer[used..<n])
+                c.unread = Array(readBuffer[used..<n])
             }
             if c.queued > config.maxQueuedBytes && !c.readPaused {
                 // Back-pressure: stop reading until the client reads its replies.
                 c.readPaused = true
                 loop.rewatch(c)
             }
-            if n < work.readBuffer.count { break }
+            if n < readBuffer.count { break }
         }
         markDirty(c)
     }
@@ -131,50 +172,114 @@ extension Server {
     /// Frames `bytes` for `c` in slices, stopping as soon as its queued output is over
     /// max_queued_bytes; returns the bytes consumed. A 64 KiB read of small requests with
     /// big replies (`state.get`) would otherwise queue megabytes at once.
-    func frame(_ bytes: UnsafeBufferPointer<UInt8>, for c: Connection) -> Int {
+    private func frame(_ bytes: UnsafeBufferPointer<UInt8>, for c: Connection, readNs: UInt64) -> Int {
         var off = 0
         while off < bytes.count && !c.closed && c.queued <= config.maxQueuedBytes {
             let end = min(bytes.count, off + 4096)
-            c.framer.feed(UnsafeBufferPointer(rebasing: bytes[off..<end])) { unit in handle(unit, from: c) }
+            c.framer.feed(UnsafeBufferPointer(rebasing: bytes[off..<end])) { unit in delegate.received(unit, from: c, readNs: readNs) }
             off = end
         }
         return off
     }
 
-    /// Frames what was read while the client was paused (its changes committed as one
-    /// group); pauses it again if need be.
-    func resumeUnread(_ c: Connection) {
+    /// Frames what was read while the client was paused, delivers its answers, and pauses
+    /// it again if need be.
+    private func resumeUnread(_ c: Connection) {
         let pending = c.unread
         c.unread = []
         // (Framed now, after this loop turn's timers fired: stamped with the time it is framed.)
-        work.lineReadNs = MonotonicClock.nanoseconds()
-        let used = pending.withUnsafeBufferPointer { frame($0, for: c) }
+        let used = pending.withUnsafeBufferPointer { frame($0, for: c, readNs: MonotonicClock.nanoseconds()) }
         if used < pending.count { c.unread = Array(pending[used...]) }
-        commitBatch()  // it is flushed at once (flushDirty)
+        delegate.deliverStaged()
         if c.queued > config.maxQueuedBytes { c.readPaused = true }
     }
 
-    func flushDirty(now: UInt64) {
-        // Nothing of a change leaves the process before its journal line is written.
-        commitBatch()
-        // The clicks of this turn's taps start once their replies have left (AudioService).
-        defer { audio.wakeIfPending() }
-        guard !clients.dirty.isEmpty else { return }
-        // Taken by swap and given back below (copying it, then emptying the table's, made a
-        // new array at every loop turn); what is marked dirty meanwhile goes to a new list.
-        var list: [Connection] = []
-        swap(&list, &clients.dirty)
-        defer {
-            if clients.dirty.isEmpty {
-                list.empty()
-                swap(&list, &clients.dirty)
+    // MARK: Queueing
+
+    /// Queues the reply to a request (`stats.get`'s latency: its line read → queued now).
+    func queueReply(to c: Connection, id: RequestID, _ result: Result<Reply, RPCError>, readNs: UInt64, now: UInt64) {
+        if case .failure = result { stats.errors += 1 }
+        guard !c.closed else { return }
+        c.queueReply(id: id, result)
+        stats.handling.record(now &- readNs)
+        markDirty(c)
+    }
+
+    /// Encodes an event once and queues it for every subscriber that wants it.
+    func publish<E: EventLine>(_ event: E) {
+        stats.events += 1
+        guard !clients.subscribers.isEmpty else { return }
+        scratch.removeAll()
+        event.write(into: &scratch)
+        publish(event.method, line: scratch.bytes)
+    }
+
+    /// `publish` of the server's own events (`server.stopping`).
+    func publish(_ event: Event) {
+        stats.events += 1
+        guard !clients.subscribers.isEmpty else { return }
+        Wire.notification(event.method, event.params).withUnsafeBufferPointer { publish(event.method, line: $0) }
+    }
+
+    /// Queues an encoded event line for every subscriber that wants `method`; a subscriber
+    /// too slow to keep up loses its queued events (never its replies) for one `state.resync`.
+    private func publish(_ method: String, line: UnsafeBufferPointer<UInt8>) {
+        for s in clients.subscribers where s.wants(method) {
+            if s.owesResync { continue }
+            if s.queued + line.count > config.maxQueuedBytes && fellBehind(s, adding: line.count) {
+                s.dropEvents()
+                s.owesResync = true
+                if !s.behind {
+                    // Once per episode: a stuck subscriber overflows again at every few events.
+                    s.behind = true
+                    peerLogs.write(.behind, .info, "Subscriber fell behind; sending state.resync", ["client": String(s.id), "pid": String(s.pid)],
+                                   nowNs: MonotonicClock.nanoseconds())
+                }
+            } else {
+                s.out.append(line)
+                stats.eventBytes += line.count
             }
+            markDirty(s)
         }
+    }
+
+    /// Whether subscriber `s`, over max_queued_bytes, really cannot keep up: only when its
+    /// socket takes no more. What is queued is written first; while a committed group's
+    /// events are published, they may queue up to the limit plus the room left in the
+    /// socket — a burst, not a slow subscriber.
+    private func fellBehind(_ s: Connection, adding bytes: Int) -> Bool {
+        _ = s.flush(now: MonotonicClock.nanoseconds())
+        guard publishingGroup else { return s.queued + bytes > config.maxQueuedBytes }
+        return s.queued + bytes > config.maxQueuedBytes + s.socketRoom()
+    }
+
+    func subscribe(_ c: Connection, topics: [String]?) {
+        if !c.subscribed {
+            c.subscribed = true
+            clients.subscribers.append(c)
+        }
+        c.topics = topics
+    }
+
+    func unsubscribe(_ c: Connection) {
+        guard c.subscribed else { return }
+        c.subscribed = false
+        clients.subscribers.removeAll { $0 === c }
+    }
+
+    // MARK: Flushing
+
+    /// Writes what is queued for every connection marked this turn; resumes paused readers
+    /// whose queue drained; closes half-closed clients that got all their answers.
+    func flushDirty(now: UInt64) {
+        guard !clients.dirty.isEmpty else { return }
+        let list = clients.dirty
+        clients.dirty = []
         for c in list where !c.closed {
             if c.owesResync {
                 c.owesResync = false
                 stats.resyncs += 1
-                c.out.append(Wire.notification("state.resync", .obj(["seq": .int(reducer.state.seq), "state": reducer.state.json(limits: reducer.limits)])))
+                c.out.append(delegate.resyncLine())
             }
             if c.queued == 0 && !c.readClosed && !c.pollingOut { continue }
             if !c.flush(now: now) {
@@ -207,6 +312,22 @@ extension Server {
         }
     }
 
+    /// Whether some client has output its socket did not take (the loop then wakes at
+    /// least once a second to find clients that stopped reading).
+    var waitingToWrite: Bool { clients.waitingToWrite > 0 }
+
+    /// Drops clients whose queued output has not moved for write_timeout_ms.
+    func dropStalledClients(now: UInt64) {
+        guard clients.waitingToWrite > 0 else { return }
+        let limitNs = UInt64(config.writeTimeoutMs) * 1_000_000
+        for c in clients.byFD.values where c.queued > 0 && now > c.lastProgressNs + limitNs {
+            peerLogs.write(.slow, .warning, "Disconnecting a client that does not read its replies", [
+                "client": String(c.id), "pid": String(c.pid), "uid": String(c.uid), "queued_bytes": String(c.queued)], nowNs: now)
+            stats.slowClientsDropped += 1
+            drop(c)
+        }
+    }
+
     func drop(_ c: Connection) {
         guard !c.closed else { return }
         c.closed = true
@@ -216,12 +337,16 @@ extension Server {
         if c.subscribed { clients.subscribers.removeAll { $0 === c } }
         peerLogs.write(.disconnected, .debug, "Client disconnected", ["client": String(c.id)], nowNs: MonotonicClock.nanoseconds())
     }
+
+    /// Flushes what it can to every client and closes them all (shutdown).
+    func closeAll() {
+        let now = MonotonicClock.nanoseconds()
+        for c in clients.byFD.values { _ = c.flush(now: now) }
+        for c in Array(clients.byFD.values) { drop(c) }
+    }
 }
 
-/// The connections and who subscribed: what accepting, reading, publishing and dropping
-/// clients change (the loop's other parts — the `EventLoop`'s descriptors, the group commit
-/// `Batch`, the `StateStore`, the `Timers`, the `Watchdog`, the `Workspace`, the
-/// `AudioService` — each own theirs).
+/// The connections and who subscribed.
 struct ClientTable {
     /// Every open connection, by descriptor.
     private(set) var byFD: [Int32: Connection] = [:]
@@ -231,13 +356,10 @@ struct ClientTable {
     var subscribers: [Connection] = []
     /// Connections with output to flush at the end of this loop turn.
     var dirty: [Connection] = []
-    /// How many connections have output the socket did not take (`pollingOut`): while
-    /// there are none, the loop neither wakes for slow readers nor looks for them.
+    /// How many connections have output the socket did not take (`pollingOut`).
     private(set) var waitingToWrite = 0
     var nextID: UInt64 = 1
-}
 
-extension ClientTable {
     mutating func add(_ c: Connection) {
         byFD[c.fd] = c
         let k = Int(c.fd)
