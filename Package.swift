@@ -27,17 +27,12 @@ let package = Package(
         .target(name: "TabBarSystem", dependencies: ["CTabBarSystem"]),
         .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSystemd"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
-        // Run-time exclusivity checks off for the state loop (one thread owns every object in
-        // it): they cost ~1k instructions per request (docs/PERFORMANCE.md). Compile-time
-        // checks stay. TabBarServer is no library product, so the unsafe flag reaches no client.
-        .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"],
-                swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-enforce-exclusivity=unchecked"])]),
+        .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"]),
         .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"],
                 swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "tabbard", dependencies: ["TabBarServer"],
-                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "tabbard", dependencies: ["TabBarServer"]),
         .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient", "TabBarSystem"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         // The benchmark (make bench). Its C helpers (the floor server, the LD_PRELOAD click shim,
@@ -45,8 +40,7 @@ let package = Package(
         // are built by the Makefile with cc, not by SwiftPM.
         .systemLibrary(name: "CBench", path: "bench/CBench"),
         .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient", "TabBarCore", "CBench"], path: "bench",
-                          exclude: ["floor", "preload", "fbdclient", "pwmonitor", "canberra", "sink", "CBench", "tools"],
-                          swiftSettings: [.swiftLanguageMode(.v5)]),
+                          exclude: ["floor", "preload", "fbdclient", "pwmonitor", "canberra", "sink", "CBench", "tools"]),
 
         // The protocol fuzzer: invariants in a library (also run by FuzzTests), the libFuzzer
         // entry point in an executable (`make fuzz` builds it with --sanitize=fuzzer).
@@ -58,8 +52,7 @@ let package = Package(
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer", "TabBarSystem"],
-                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer", "TabBarSystem"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient", "TabBarTesting"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),

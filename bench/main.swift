@@ -219,7 +219,7 @@ func statsGet(_ socket: String) throws -> JSON {
 }
 
 var children: [Child] = []
-func cleanup() {
+@MainActor func cleanup() {
     for c in children { c.stop() }
     if !opt.keep { _ = commandOutput("rm -rf '\(tmp)'") }
 }

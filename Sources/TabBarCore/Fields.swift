@@ -32,6 +32,8 @@ public struct Fields: Sendable, ExpressibleByArrayLiteral {
 
     /// The entries, as params carry them, and two hash tables over them (made once with
     /// them): by a name's address and by its length and first word.
+    // Sendable because the entries and tables are made once with the method table and never
+    // written or freed after.
     struct Entries: @unchecked Sendable {
         let base: UnsafePointer<Entry>
         /// `mask + 1` slots by address, then as many by word: an entry's index, -1 empty.

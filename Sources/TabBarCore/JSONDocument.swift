@@ -7,6 +7,8 @@
 ///
 /// A document is reused: `parse` overwrites the previous text (the server keeps one for
 /// every line it reads). Values read from it are valid until the next `parse`.
+// Sendable because a document is used by one thread at a time: whoever parses into it owns it
+// (the server's dispatcher, a request's `owner`); nothing shares one across threads.
 public final class JSONDocument: @unchecked Sendable {
     /// One value in document order; a container's members (key, value, key, value…) or
     /// elements follow it, and `next` is the token after its last descendant.
@@ -146,6 +148,8 @@ public final class JSONDocument: @unchecked Sendable {
     /// A document's tokens and text as values read them. Valid while the document is
     /// alive: whoever made the document keeps it (`Request.owner`, `Params.owner`, the
     /// server's reused documents).
+    // Sendable because it is a read-only view of its document's storage, valid (and used)
+    // only where the document is: the thread that owns the document.
     public struct Tape: @unchecked Sendable {
         let s: UnsafeMutablePointer<Storage>
         public var bytes: UnsafeMutableBufferPointer<UInt8> { @inline(__always) get { s.pointee.bytes } }

@@ -238,6 +238,7 @@ public enum Methods {
 /// The methods' names laid out for lookup by their bytes: one block of all their bytes and
 /// an open-addressing table over a hash of a name's length and first eight bytes (made
 /// once, from `Methods.all`: a method added to the table is found without anything else).
+// Sendable because it is immutable after `init` (made once, `shared`) and never freed.
 struct MethodNames: @unchecked Sendable {
     static let shared = MethodNames(Methods.all.map(\.name), fields: Methods.all.map(\.fields.entries))
 

@@ -50,6 +50,8 @@ extension StateStore {
 
 /// One background compaction (`StateStore.startCompaction`): write the snapshot, then
 /// keep the rotated journal as the spare (or, if the snapshot failed, fsync it).
+// Sendable because its inputs are `let`s, and `error` is written by the helper thread before it
+// stores `done` (release) and read by the loop only after it loads `done` (acquire) or joins.
 final class CompactionJob: @unchecked Sendable {
     let state: BarState
     let limits: Limits

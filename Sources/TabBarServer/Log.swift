@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import Synchronization
 
 /// Log priority, as journald reads it from a `<N>` prefix on stderr.
 public enum Priority: Int32, Comparable, Sendable {
@@ -42,7 +43,13 @@ extension Priority {
 /// escaped, and a value with a space, `"`, `\`, `=` or a control character is quoted
 /// with C-style escapes (`\"`, `\\`, `\n`, `\t`, `\x00`), so `key=value` pairs parse back.
 public enum Log {
-    nonisolated(unsafe) public static var level: Priority = .info
+    /// The least urgent priority written. Set on the state loop (start, SIGHUP), read by
+    /// every thread that logs (the audio thread's messages come here too): an atomic.
+    public static var level: Priority {
+        get { Priority(rawValue: storedLevel.load(ordering: .relaxed)) ?? .info }
+        set { storedLevel.store(newValue.rawValue, ordering: .relaxed) }
+    }
+    private static let storedLevel = Atomic<Int32>(Priority.info.rawValue)
 
     /// Whether stderr is the journal (decided once).
     public static let toJournal: Bool = stderrIsJournal(Posix.env("JOURNAL_STREAM"))

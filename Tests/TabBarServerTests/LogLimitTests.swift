@@ -74,7 +74,7 @@ import Testing
     /// The daemon's limits together (PeerLogs): what a kind suppressed is due when its
     /// interval ends and said once then, whichever other kinds are quiet.
     @Test func peerLogsSayWhatAKindSuppressedOnceItsIntervalIsOver() {
-        var logs = PeerLogs()
+        let logs = PeerLogs()
         let s: UInt64 = 1_000_000_000
         #expect(logs.flushDueNs == nil)
         for k in 0..<12 { logs.write(.refused, .error, "Refused a client", nowNs: 5 * s + UInt64(k)) }
