@@ -7,18 +7,17 @@ import TabBarCore
 func coreLoop(_ n: Int) {
     let doc = JSONDocument()
     var reducer = Reducer()
-    var o = Outcome(reply: .success(.none))  // (reused, as the server reuses its own)
     var out = ByteBuffer(capacity: 1 << 16)
     let lines = Requests.cycle(Requests.loadKind).map { Array($0.utf8.dropLast()) }
     var bytes = 0
     for k in 0..<n {
         out.removeAll()
         lines[k % lines.count].withUnsafeBufferPointer { line in
-            // The calls the server makes (Server.handle, Server.apply).
+            // The calls the server makes (Dispatcher.dispatch, Committer.submit).
             guard let request = try? Envelope.read(line, into: doc),
                   let spec = request.methodIndex.map({ Methods.all[$0] }),
                   case .state(let command)? = try? spec.decode(try Params(request.params), reducer.limits) else { return }
-            reducer.reduce(command, at: Int64(k), into: &o)
+            let o = reducer.reduce(command, at: Int64(k))
             if let id = request.id { Wire.reply(id: id, o.reply, into: &out) }
             for e in o.events { e.write(into: &out) }
             if let entry = o.journal {

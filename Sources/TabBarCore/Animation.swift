@@ -105,8 +105,7 @@ extension Reducer {
     /// Emits `animation.cue` for item `k` when its style has one for `trigger`; `sound` is the
     /// sound starting with it (played by the same change).
     mutating func cue(_ trigger: CueTrigger, _ k: Int, from previous: Int? = nil, sound: Effect? = nil, into out: inout Outcome) {
-        // The common bar has no cues: told here, in the step, without a call (a call to a
-        // read-only helper from a mutating step passes a copy of the whole reducer).
+        // The common bar has no cues.
         let style = state.items[k].animation ?? state.settings.animation
         if style == .none { return }
         guard let (style, descriptor) = descriptor(style, trigger, k, from: previous) else { return }

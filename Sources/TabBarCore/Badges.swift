@@ -2,8 +2,6 @@
 extension Reducer {
     mutating func setBadge(_ tab: String, _ update: BadgeUpdate, clearing: Bool = false, into out: inout Outcome) {
         guard let k = state.index(of: tab) else { return out.fail(.unknownTab(tab)) }
-        // (The item is read and changed in place: a copy counts a reference for each of its
-        // strings, and the reply's box holds the one copy it needs.)
         if state.items[k].kind != .tab && !state.settings.actionBadges {
             // Badges on action and center items are ignored unless `settings.action_badges` is true.
             return out.reset(.success(clearing ? .seq(seq) : .badge(seq: seq, state.items[k], displayLimits, ignored: true)))

@@ -21,7 +21,6 @@ public struct WireNames<E: WireChoice>: Sendable {
     }
 
     /// `raw`'s bytes (at most 16) as two little-endian words, zero padded.
-    @inline(__always)
     private static func words(_ raw: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64) {
         var w: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &w) { out in
@@ -33,11 +32,10 @@ public struct WireNames<E: WireChoice>: Sendable {
     /// The case whose raw value `raw` (a plain string's bytes in a document: eight readable
     /// bytes follow them, the zero bytes after the document's text) spells, if any; nil also
     /// for a raw value this table leaves out (then `init(rawValue:)` says).
-    @inline(__always)
     func match(_ raw: UnsafeBufferPointer<UInt8>) -> E? {
         let n = raw.count
         guard n <= 16, let p = raw.baseAddress else { return nil }
-        @inline(__always) func word(_ at: Int) -> UInt64 {
+        func word(_ at: Int) -> UInt64 {
             let left = n - at
             if left <= 0 { return 0 }
             let w = UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self)

@@ -34,14 +34,12 @@ extension Layout {
     /// bar swallowed the touch (false means it passes through to content). A point on
     /// the bar's own rectangle that hits no item (the safe area, the row below a round
     /// center button) is swallowed by the bar's background; above the bar only the
-    /// center item's shape counts (its box corners swallow only when asked). (Inlined in
-    /// `Reducer.hit`: the call copied the layout out of the state to pass it.)
-    @inline(__always)
+    /// center item's shape counts (its box corners swallow only when asked).
     public func hitTest(x: Double, y: Double, items: [Item], swallowCenterCorners: Bool = false)
         -> (index: Int?, consumed: Bool)
     {
         guard x.isFinite, y.isFinite else { return (nil, false) }
-        // The frames as `frames(for:)` computes them, one at a time (no array, no item copied).
+        // The frames as `frames(for:)` computes them, one at a time.
         let n = items.count
         // (A center item stands in the middle of an odd number of items: `Reducer.validate`.)
         let c = n & 1 == 1 && items[n >> 1].kind == .center ? n >> 1 : -1

@@ -101,7 +101,6 @@ public final class MethodSpec: Sendable {
     }
 
     /// Decodes `params`: its keys checked against `fields` and located, then the decoder.
-    @inline(__always)
     public func decode(_ params: Params, _ limits: Limits) throws(RPCError) -> Command {
         try body(try params.reading(fields), limits)
     }
@@ -211,14 +210,12 @@ public enum Methods {
 
     /// The index in `all` of the method whose name is `raw` (bytes, no escapes), if any:
     /// one probe of `MethodNames`' hash table for almost every name.
-    @inline(__always)
     static func index(named raw: UnsafeBufferPointer<UInt8>) -> Int? {
         let k = MethodNames.shared.index(of: raw)
         return k < 0 ? nil : k
     }
 
     /// The method called `name`, if there is one.
-    @inline(__always)
     public static func spec(named name: String) -> MethodSpec? {
         for m in all where m.name == name { return m }
         return nil
@@ -286,7 +283,6 @@ struct MethodNames: @unchecked Sendable {
 
     /// A hash of `n` bytes at `p`, of which eight can be read (zero bytes follow a
     /// document's text and each name here).
-    @inline(__always)
     static func hash(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
         var w = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
         if n < 8 { w &= (1 << (8 * UInt64(n))) &- 1 }
@@ -295,7 +291,6 @@ struct MethodNames: @unchecked Sendable {
 
     /// The index of the name `raw` spells, or -1. `raw` must be followed by eight readable
     /// bytes (a document's text is).
-    @inline(__always)
     func index(of raw: UnsafeBufferPointer<UInt8>) -> Int {
         guard let p = raw.baseAddress else { return -1 }
         let n = raw.count

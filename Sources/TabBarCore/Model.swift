@@ -232,7 +232,6 @@ public struct BarState: Equatable, Sendable {
         ],
         selected: "home")
 
-    // (Inlined: a call from a reducer step would pass a copy of the whole state.)
-    @inline(__always) public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }
-    @inline(__always) public func item(_ id: String) -> Item? { items.first { $0.id == id } }
+    public func index(of id: String) -> Int? { items.firstIndex { $0.id == id } }
+    public func item(_ id: String) -> Item? { items.first { $0.id == id } }
 }

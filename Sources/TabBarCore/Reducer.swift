@@ -89,10 +89,10 @@ public struct Reducer: Sendable {
         self.sounds = sounds
     }
 
-    var seq: UInt64 { @inline(__always) get { state.seq } }
+    var seq: UInt64 { get { state.seq } }
 
     /// Badge display limits with the bar's `max_count` / `max_chars` applied.
-    var displayLimits: Limits { @inline(__always) get { state.settings.effective(limits) } }
+    var displayLimits: Limits { get { state.settings.effective(limits) } }
 
     /// Forgets what only lives while the daemon runs (touch, highlight, animation phases,
     /// front-end animations); called once the state is restored, before serving.
@@ -107,15 +107,7 @@ public struct Reducer: Sendable {
     /// Applies a state command at time `now` (ms, monotonic; only differences matter).
     public mutating func reduce(_ command: StateCommand, at now: Int64 = 0) -> Outcome {
         var out = Outcome(reply: .success(.none))
-        reduce(command, at: now, into: &out)
-        return out
-    }
-
-    /// `reduce`, into an outcome that is reused (whatever it held is replaced; its arrays
-    /// keep their memory, so a command allocates none).
-    public mutating func reduce(_ command: StateCommand, at now: Int64 = 0, into out: inout Outcome) {
         self.now = now
-        out.reset()
         switch command {
         case let .configure(items, badgeGiven, selected, layout, settings):
             configure(items: items, badgeGiven: badgeGiven, selected: selected, layout: layout, settings: settings, into: &out)
@@ -159,22 +151,19 @@ public struct Reducer: Sendable {
                 state.seq += 1
                 out.answer(.success(.feedback(seq: seq, f)))
                 out.publish(.feedbackChanged(seq: seq, f))
-                return
+            } else {
+                out.answer(.success(.feedback(seq: seq, f)))
             }
-            out.answer(.success(.feedback(seq: seq, f)))
         }
+        return out
     }
 
     // MARK: Sounds
 
     /// The sound a trigger plays now: the bar's `settings.sounds`, else the daemon's map;
     /// the committed item `k`'s own `sound` replaces it for that item's commits; `none`
-    /// is silence. nil: no sound (no array is made for the one effect there can be).
-    /// (`mutating` though it only reads: every caller is a step, and a call to a read-only
-    /// method from a mutating one passes a copy of the whole reducer. Inlined: a commit's
-    /// call to it cost a fifth of it.)
-    @inline(__always)
-    mutating func sound(_ trigger: SoundTrigger, of k: Int? = nil, kind: String? = nil) -> Effect? {
+    /// is silence. nil: no sound.
+    func sound(_ trigger: SoundTrigger, of k: Int? = nil, kind: String? = nil) -> Effect? {
         let profile = state.feedback.profile
         if profile == .silent { return nil }
         if profile == .quiet && trigger != .select && trigger != .reselect { return nil }
@@ -190,10 +179,8 @@ public struct Reducer: Sendable {
         }
         if !state.settings.sounds.isEmpty, let own = state.settings.sounds[trigger.rawValue] { name = own }
         // An item's own sound replaces the default for its commits; "none" silences it.
-        // (Read in place: a `String` argument was retained around the call.)
         if let k, trigger != .badge, trigger != .visibility, trigger != .animation, let own = state.items[k].sound { name = own }
-        // ("none" told by its length first: comparing two short strings' contents is a call.)
-        guard let name, !name.isEmpty, name.utf8.count != 4 || name != "none" else { return nil }
+        guard let name, !name.isEmpty, name != "none" else { return nil }
         let gain = state.feedback.volume * (profile == .quiet ? sounds.quietGain : 1)
         guard gain > 0 else { return nil }
         return .play(name: name, gain: gain, trigger: trigger)
@@ -202,13 +189,11 @@ public struct Reducer: Sendable {
     // MARK: Selection
 
     /// The JSON text of item id `id` (nil: nil), as its item holds it.
-    @inline(__always)
     func text(of id: String?) -> QuotedText? {
         guard let id else { return nil }
         return Item.text(of: id, in: state.items)
     }
 
-    @inline(__always)
     func resolve(_ ref: TabRef) -> Result<Int, RPCError> {
         switch ref {
         case .id(let id):
@@ -226,7 +211,6 @@ public struct Reducer: Sendable {
         case .failure(let e): return out.fail(e)
         case .success(let i): k = i
         }
-        // (Read in place: copying the item would count a reference for each of its strings.)
         let kind = state.items[k].kind
         if kind != .tab {
             return out.fail(.notSelectable(state.items[k].id, "it is \(kind == .center ? "the center button" : "an action button"); use action.trigger"))
@@ -242,13 +226,9 @@ public struct Reducer: Sendable {
     /// counted): exactly one commit event, its cues and sound; the active action and the
     /// scroll hide reason are cleared. Returns whether it was a reselect, and the previous
     /// tab's text (what the reply to a select names).
-    /// (Inlined in its two callers, and the previous tab's text made last: a touch drops it,
-    /// and made before the steps below, or returned from a call, it was retained only to be
-    /// released.)
-    @inline(__always) @discardableResult
+    @discardableResult
     mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: QuotedText?) {
-        var old: Int?  // (not `flatMap { state… }`: a closure over the state copies it)
-        if let s = state.selected { old = state.index(of: s) }
+        let old = state.selected.flatMap { state.index(of: $0) }
         // (Ids are unique on a bar: the selected item is `k` exactly when its index is.)
         let reselected = old == k
         let effects = moveSelection(to: k, reselected: reselected, source: source)
@@ -268,7 +248,6 @@ public struct Reducer: Sendable {
     /// The tab a commit moved the selection from, as its reply and event name it (read after
     /// the commit's change; `old`: where the selection was found before it): the tab at
     /// `old`, if it is still on the bar, else `state.previous`.
-    @inline(__always)
     func previous(_ reselected: Bool, _ old: Int?) -> QuotedText? {
         if !reselected, let old { return state.items[old].idText }
         return text(of: state.previous)
@@ -276,13 +255,11 @@ public struct Reducer: Sendable {
 
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
     /// becomes selected (its predecessor `previous`) unless it already was (`reselected`).
-    /// Returns the sound a user's commit plays. (Inlined in `commitTab`, its one caller.)
-    @inline(__always)
+    /// Returns the sound a user's commit plays.
     mutating func moveSelection(to k: Int, reselected: Bool, source: Source) -> Effect? {
-        if state.activeAction != nil { state.activeAction = nil }
+        state.activeAction = nil
         if !reselected {
-            // (Swapped, then replaced: the old selection moves to `previous` without a copy.)
-            swap(&state.previous, &state.selected)
+            state.previous = state.selected
             state.selected = state.items[k].id
         }
         guard source == .user else { return nil }
@@ -292,7 +269,6 @@ public struct Reducer: Sendable {
     // MARK: Actions
 
     mutating func actionTrigger(_ tab: String, source: Source, into out: inout Outcome) {
-        // (Read in place: copying the item would count a reference for each of its strings.)
         guard let k = state.index(of: tab) else { return out.fail(.unknownTab(tab)) }
         guard state.items[k].kind != .tab else {
             return out.fail(.invalidParams("tab", "Item \"\(tab)\" is a tab, not an action or center button; use tab.select."))

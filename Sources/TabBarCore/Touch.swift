@@ -16,16 +16,12 @@ struct TouchTracker: Equatable, Sendable {
 
     func seen(_ id: Int) -> Bool { recent.contains(id) }
 
-    /// Starts a touch, none being in progress (`Reducer.endTouch` ended it): written in
-    /// place over the nil, which holds nothing to release.
-    @inline(__always)
+    /// Starts a touch, none being in progress (`Reducer.endTouch` ended it).
     mutating func begin(_ touch: Active) {
-        active.setOverNil(touch)
+        active = touch
     }
 
-    /// The touch in progress, moved out (no copy of its item's id), if `touchID` may end it
-    /// (nil ends any); else nil, and it stays.
-    @inline(__always)
+    /// The touch in progress, taken, if `touchID` may end it (nil ends any); else nil, and it stays.
     mutating func end(_ touchID: Int?) -> Active? {
         if let touchID, active?.id != touchID { return nil }
         return active.take()
@@ -46,7 +42,6 @@ public enum Commit: String, Equatable, Sendable {
 extension Reducer {
     /// What a point hits now: the enabled item there (nil for none or a disabled one) and
     /// whether the bar swallows the touch. A hidden bar hits nothing and swallows nothing.
-    @inline(__always)
     public func hit(x: Double, y: Double) -> (index: Int?, consumed: Bool) {
         if state.visibility.hidden { return (nil, false) }
         let h = state.layout.hitTest(x: x, y: y, items: state.items,
@@ -55,11 +50,10 @@ extension Reducer {
         return h
     }
 
-    /// (`out` is fresh: `reduce` reset it.)
+    /// `touch`: the daemon hit-tests the point, highlights on `down`, commits on `up`.
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
-        let target: QuotedText?  // (read once: a closure over the state would copy it)
-        if let k = h.index { target = state.items[k].idText } else { target = nil }
+        let target = h.index.map { state.items[$0].idText }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
             .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)
         }
@@ -111,16 +105,14 @@ extension Reducer {
     /// is no change: it records nothing and takes back the `seq` it counted, which would
     /// otherwise be a gap every subscriber sees. (A commit always publishes an event, so
     /// such a touch's `entry` is `touchHighlight`, which holds nothing.)
-    @inline(__always)
     mutating func record(_ entry: JournalEntry, into out: inout Outcome) {
-        if out.eventCount == 0 { state.seq -= 1 } else { out.record(entry) }
+        if out.events.isEmpty { state.seq -= 1 } else { out.record(entry) }
     }
 
     /// What the journal records for a touch: what it committed, as the request that does
     /// the same (a replay must not depend on the finger tracker, which is not persisted and
     /// is lost when a snapshot falls between a touch's down and up); a touch that only
     /// moved the highlight is recorded as `touch.highlight`, which a replay skips.
-    @inline(__always)
     func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
         guard let commit, let k else { return .touchHighlight }
         let tab = state.items[k].idText
@@ -136,9 +128,7 @@ extension Reducer {
         return .action
     }
 
-    /// Ends the touch in progress, if any, ending its highlight with `phase`. (Inlined: most
-    /// steps have none, and a call to find that out cost more than the test.)
-    @inline(__always)
+    /// Ends the touch in progress, if any, ending its highlight with `phase`.
     mutating func endTouch(_ phase: HighlightPhase, into out: inout Outcome) {
         guard let active = touch.active.take() else { return }
         highlightEnd(active.item, phase, into: &out)
@@ -159,8 +149,7 @@ extension Reducer {
         if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, at: k, phase, into: &out) }
     }
 
-    /// Highlights item `k`, cancelling another highlight first. (Inlined in its two callers.)
-    @inline(__always)
+    /// Highlights item `k`, cancelling another highlight first.
     mutating func highlightBegin(_ k: Int, into out: inout Outcome) {
         let id = state.items[k].id
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }

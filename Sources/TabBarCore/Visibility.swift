@@ -97,8 +97,7 @@ extension Reducer {
     /// Selecting a tab shows a bar that scrolling hid (part of the change being made).
     mutating func withdrawScrollReason(into out: inout Outcome) {
         scrollTravel = 0
-        // (Empty told first: `contains` is a call, and the bar is seldom hidden.)
-        guard !state.visibility.reasons.isEmpty, state.visibility.reasons.contains(.scroll) else { return }
+        guard state.visibility.reasons.contains(.scroll) else { return }
         var v = state.visibility
         v.set(.scroll, false)
         applyVisibility(v, animated: true, into: &out)

@@ -91,12 +91,4 @@ import Testing
         more.empty()
         #expect(more.isEmpty && more.capacity >= 2)
     }
-
-    @Test func takingTheReplyLeavesNone() {
-        var out = Outcome(reply: .success(.seq(4)), journal: .select(tab: QuotedText("me"), source: .user))
-        #expect(out.takeReply() == .success(.seq(4)))
-        #expect(out.reply == .success(.none))
-        #expect(out.takeJournal() == .select(tab: QuotedText("me"), source: .user))
-        #expect(out.journal == nil && out.takeJournal() == nil)
-    }
 }

@@ -31,10 +31,6 @@ enum ExpectedEvent {
 /// for must be fired (`fire`) before time passes it, and none may be left when the store goes.
 final class TestStore {
     private var reducer: Reducer
-    /// The same reducer, stepped with an outcome that wants no events (the server's while
-    /// nobody subscribed): it must agree on everything but the events it does not build.
-    private var deaf: Reducer
-    private var deafOut = Outcome(reply: .success(.none))
     /// The state the test says the reducer has.
     private(set) var state: BarState
     /// The time of the last step (ms).
@@ -46,8 +42,6 @@ final class TestStore {
 
     init(_ state: BarState = .defaultBar, limits: Limits = Limits(), sounds: SoundMap = SoundMap()) {
         reducer = Reducer(state: state, limits: limits, sounds: sounds)
-        deaf = reducer
-        deafOut.wantsEvents = false
         self.state = state
         self.limits = limits
     }
@@ -83,7 +77,6 @@ final class TestStore {
         var r = reducer
         let o = r.reduce(.timerFired(key), at: due)
         reducer = r
-        checkDeaf(.timerFired(key), at: due, o, sourceLocation)
         check("timer \(key) at \(due) ms", outcome(o), reply: reply, events: events, effects: effects, sourceLocation, update)
     }
 
@@ -110,30 +103,12 @@ final class TestStore {
             case .failure(let e): return Step(reply: .failure(e), events: [], effects: [])
             case .success(.state(let command)):
                 let o = reducer.reduce(command, at: t)
-                checkDeaf(command, at: t, o, #_sourceLocation)
                 return outcome(o)
             case .success(.server(.stateGet)):
                 return Step(reply: .success(Reply.state(seq: reducer.state.seq, reducer.state, limits).json), events: [], effects: [])
             case .success(.server(let command)):
                 return Step(reply: .failure(.internalError("\(command) is the server's, not the reducer's")), events: [], effects: [])
             }
-        }
-    }
-
-    /// Steps the deaf twin with `command` and checks that it did what the reducer did (`o`),
-    /// only counting the events instead of building them.
-    private func checkDeaf(_ command: StateCommand, at t: Int64, _ o: Outcome, _ loc: SourceLocation) {
-        deaf.reduce(command, at: t, into: &deafOut)
-        var problems: [String] = []
-        if deafOut.reply != o.reply { problems.append("reply \(deafOut.reply), not \(o.reply)") }
-        if !deafOut.events.isEmpty { problems.append("events built: \(deafOut.events.map(\.method))") }
-        if deafOut.eventCount != o.events.count { problems.append("\(deafOut.eventCount) events counted, \(o.events.count) published") }
-        if deafOut.effects != o.effects { problems.append("effects \(deafOut.effects), not \(o.effects)") }
-        if deafOut.journal != o.journal { problems.append("journal \(String(describing: deafOut.journal)), not \(String(describing: o.journal))") }
-        if deaf.state != reducer.state { problems += ExhaustiveDiff.fields("state", reducer.state, deaf.state) }
-        if !problems.isEmpty {
-            Issue.record(Comment(rawValue: "\(command) without events wanted:\n  " + problems.joined(separator: "\n  ")), sourceLocation: loc)
-            deaf = reducer
         }
     }
 
