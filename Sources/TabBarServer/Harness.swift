@@ -54,21 +54,21 @@ extension Server {
     /// falls due on the way (in order) to fire it at its own time; the null sink renders
     /// every frame up to each of those times before the next step.
     func advanceClock(by ms: Int) -> Result<JSON, RPCError> {
-        guard timers.clock.mode == .manual else { return .failure(.clockNotManual) }
-        let target = timers.clock.manualMs + Int64(ms)
+        guard let clock = timers.clock as? ManualLoopClock else { return .failure(.clockNotManual) }
+        let target = clock.ms + Int64(ms)
         settleAudio(queued: false)
         while let (key, due) = timers.earliest(), due <= target {
-            moveClock(to: max(due, timers.clock.manualMs))
+            moveClock(clock, to: max(due, clock.ms))
             fire(key)
         }
-        moveClock(to: target)
+        moveClock(clock, to: target)
         return .success(.obj(["now_ms": .int(target)]))
     }
 
-    private func moveClock(to ms: Int64) {
-        guard ms != timers.clock.manualMs else { return }
-        let step = ms - timers.clock.manualMs
-        timers.setManual(ms: ms)
+    private func moveClock(_ clock: ManualLoopClock, to ms: Int64) {
+        guard ms != clock.ms else { return }
+        let step = ms - clock.ms
+        clock.ms = ms
         audio.nullSink?.clock?.set(ms: ms)
         // Rendering takes ~2 ms per virtual second (docs/PERFORMANCE.md): allow 10 s plus 20× that.
         settleAudio(queued: false, timeoutNanos: 10_000_000_000 + UInt64(max(step, 0)) * 40_000)

@@ -316,9 +316,9 @@ public final class Server: TransportDelegate {
 
     // MARK: Timers
 
-    /// Fires every due timer, earliest first (the real clock's loop turn).
+    /// Fires every due timer, earliest first (on the real clock; the manual one fires them in `clock.advance`).
     func fireDueTimers() {
-        guard timers.clock.mode == .real else { return }
+        guard timers.clock.firesTimers else { return }
         while let (key, due) = timers.earliest(), due <= timers.nowMs() { fire(key) }
     }
 

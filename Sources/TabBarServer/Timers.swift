@@ -9,27 +9,33 @@ public enum ClockMode: String, Sendable, CaseIterable {
     case manual
 }
 
-/// The clock the reducer and its timers are given, in ms. The real one reads
-/// CLOCK_MONOTONIC (one branch more than before); the manual one is a number the state
-/// loop moves (`Server.advanceClock`).
-struct DaemonClock {
-    let mode: ClockMode
-    /// The manual clock's time.
-    var manualMs: Int64 = 0
+/// The clock the reducer and its timers are given, in ms (chosen once, at start-up, from
+/// `--clock`: `RealLoopClock` or `ManualLoopClock`).
+protocol LoopClock: AnyObject {
+    var mode: ClockMode { get }
+    /// Now.
+    func nowMs() -> Int64
+    /// The time of a request whose line was read at `readNs` (CLOCK_MONOTONIC).
+    func ms(readAt readNs: UInt64) -> Int64
+    /// Whether timers fire when their time comes (false: only when the clock is moved).
+    var firesTimers: Bool { get }
+}
 
-    init(mode: ClockMode) { self.mode = mode }
+/// CLOCK_MONOTONIC: a request happened when its line was read.
+final class RealLoopClock: LoopClock {
+    var mode: ClockMode { .real }
+    func nowMs() -> Int64 { Int64(MonotonicClock.nanoseconds() / 1_000_000) }
+    func ms(readAt readNs: UInt64) -> Int64 { Int64(readNs / 1_000_000) }
+    var firesTimers: Bool { true }
+}
 
-    @inline(__always)
-    func nowMs() -> Int64 {
-        mode == .real ? Int64(MonotonicClock.nanoseconds() / 1_000_000) : manualMs
-    }
-
-    /// The time of a request whose line was read at `readNs` (CLOCK_MONOTONIC): when it was
-    /// read, on the real clock (no clock read per request); the manual clock's time.
-    @inline(__always)
-    func ms(readAt readNs: UInt64) -> Int64 {
-        mode == .real ? Int64(readNs / 1_000_000) : manualMs
-    }
+/// Virtual time from 0 that moves only by `clock.advance` (docs/HARNESS.md).
+final class ManualLoopClock: LoopClock {
+    var mode: ClockMode { .manual }
+    var ms: Int64 = 0
+    func nowMs() -> Int64 { ms }
+    func ms(readAt readNs: UInt64) -> Int64 { ms }
+    var firesTimers: Bool { false }
 }
 
 /// The reducer's timers (show/hide phases, front-end animations) and the clock they run
@@ -39,31 +45,25 @@ struct DaemonClock {
 struct Timers {
     /// Timers the reducer asked for: key → due time in ms.
     private(set) var due: [TimerKey: Int64] = [:]
-    /// The reducer's clock: real, or manual (`--clock manual`).
-    private(set) var clock: DaemonClock
+    /// The reducer's clock.
+    let clock: LoopClock
 
-    init(clock: ClockMode) { self.clock = DaemonClock(mode: clock) }
+    init(clock mode: ClockMode) { clock = mode == .manual ? ManualLoopClock() : RealLoopClock() }
 
     /// The clock the reducer is given (ms).
-    @inline(__always)
     func nowMs() -> Int64 { clock.nowMs() }
 
     /// Milliseconds until the earliest timer (0 when one is due), nil when there is none
     /// (or the clock is manual: nothing is due until it is told to move).
     func timeoutMs() -> Int? {
-        guard clock.mode == .real, !due.isEmpty, let earliest = due.values.min() else { return nil }
+        guard clock.firesTimers, let earliest = due.values.min() else { return nil }
         return Int(max(0, earliest - nowMs()))
     }
 
     /// The earliest timer; timers due at the same ms fire in key order (visibility, then
     /// animations by id), so the order does not depend on the dictionary's hashing.
     func earliest() -> (key: TimerKey, due: Int64)? {
-        var best: (key: TimerKey, due: Int64)?
-        for (k, at) in due {
-            if let b = best, (b.due, b.key.order) <= (at, k.order) { continue }
-            best = (k, at)
-        }
-        return best
+        due.min { ($0.value, $0.key.order) < ($1.value, $1.key.order) }.map { ($0.key, $0.value) }
     }
 
     /// `Effect.timer`: `key` falls due at `atMs` (replacing an earlier one of that key).
@@ -71,9 +71,6 @@ struct Timers {
 
     /// `Effect.cancelTimer`, or `key` fired.
     mutating func cancel(_ key: TimerKey) { due[key] = nil }
-
-    /// Moves the manual clock to `ms`.
-    mutating func setManual(ms: Int64) { clock.manualMs = ms }
 }
 
 extension TimerKey {
