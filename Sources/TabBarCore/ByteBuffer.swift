@@ -251,7 +251,7 @@ extension ByteBuffer {
         uint(UInt64(v.magnitude))
     }
 
-    /// `s` as a quoted JSON string (as `JSON.writeString` writes it).
+    /// `s` as a quoted JSON string.
     mutating func string(_ s: String) {
         if s.utf8.withContiguousStorageIfAvailable({ quoted($0) }) == nil {
             var copy = s
@@ -290,9 +290,7 @@ extension ByteBuffer {
             let byte = bytes[i]
             if !JSON.needsEscape(byte) { i += 1; continue }
             if i > run { append(UnsafeBufferPointer(rebasing: bytes[run..<i])) }
-            var escaped: [UInt8] = []
-            JSON.writeEscaped(byte, into: &escaped)
-            append(escaped)
+            escape(byte)
             i += 1
             run = i
         }
@@ -359,11 +357,46 @@ extension ByteBuffer {
     @inline(__always) mutating func source(_ s: Source) { if s == .user { put(#""user""#) } else { put(#""program""#) } }
     /// As `JSON.double` writes it.
     mutating func double(_ v: Double) { json(JSON.double(v)) }
-    /// A `JSON` value's text (the server's own answers, the state document).
-    mutating func json(_ j: JSON) {
-        var o: [UInt8] = []
-        j.write(into: &o)
-        append(o)
+    /// A `JSON` value's compact text (the server's own answers, the state document).
+    public mutating func json(_ j: JSON) {
+        switch j {
+        case .null: put("null")
+        case .bool(let b): bool(b)
+        case .number(let text): utf8(text)
+        case .string(let s): string(s)
+        case .array(let values):
+            append(UInt8(ascii: "["))
+            for (i, v) in values.enumerated() {
+                if i > 0 { append(UInt8(ascii: ",")) }
+                json(v)
+            }
+            append(UInt8(ascii: "]"))
+        case .object(let members):
+            append(UInt8(ascii: "{"))
+            for (i, m) in members.enumerated() {
+                if i > 0 { append(UInt8(ascii: ",")) }
+                string(m.key)
+                append(UInt8(ascii: ":"))
+                json(m.value)
+            }
+            append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The escape of a byte that `JSON.needsEscape`.
+    private mutating func escape(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): put(#"\""#)
+        case UInt8(ascii: "\\"): put(#"\\"#)
+        case 0x0A: put(#"\n"#)
+        case 0x0D: put(#"\r"#)
+        case 0x09: put(#"\t"#)
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            put(#"\u00"#)
+            append(hex.utf8Start[Int(byte >> 4)])
+            append(hex.utf8Start[Int(byte & 0xF)])
+        }
     }
 }
 

@@ -194,40 +194,27 @@ public enum Envelope {
     }
 }
 
-/// Encoding of replies and notifications, one line each.
+/// Encoding of replies and notifications, one line each (through `ByteBuffer`, the one encoder).
 public enum Wire {
-    static let head: [UInt8] = Array(#"{"jsonrpc":"2.0","#.utf8)
-
     public static func result(id: RequestID, _ result: JSON, into out: inout [UInt8]) {
-        out.append(contentsOf: head)
-        out.append(contentsOf: #""id":"#.utf8)
-        id.withText { out.append(contentsOf: $0) }
-        out.append(contentsOf: #","result":"#.utf8)
-        result.write(into: &out)
-        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        out += ByteBuffer.collect { o in
+            o.put(#"{"jsonrpc":"2.0","id":"#); o.id(id); o.put(#","result":"#); o.json(result); o.put("}\n")
+        }
     }
 
     public static func error(id: RequestID, _ error: RPCError, into out: inout [UInt8]) {
-        out.append(contentsOf: head)
-        out.append(contentsOf: #""id":"#.utf8)
-        id.withText { out.append(contentsOf: $0) }
-        out.append(contentsOf: #","error":"#.utf8)
-        error.json.write(into: &out)
-        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        out += ByteBuffer.collect { o in
+            o.put(#"{"jsonrpc":"2.0","id":"#); o.id(id); o.put(#","error":"#); o.json(error.json); o.put("}\n")
+        }
     }
 
     public static func notification(_ method: String, _ params: JSON, into out: inout [UInt8]) {
-        out.append(contentsOf: head)
-        out.append(contentsOf: #""method":"#.utf8)
-        JSON.writeString(method, into: &out)
-        out.append(contentsOf: #","params":"#.utf8)
-        params.write(into: &out)
-        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        out += notification(method, params)
     }
 
     public static func notification(_ method: String, _ params: JSON) -> [UInt8] {
-        var out: [UInt8] = []
-        notification(method, params, into: &out)
-        return out
+        ByteBuffer.collect { o in
+            o.put(#"{"jsonrpc":"2.0","method":"#); o.string(method); o.put(#","params":"#); o.json(params); o.put("}\n")
+        }
     }
 }

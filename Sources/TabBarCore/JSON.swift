@@ -95,92 +95,24 @@ public enum JSON: Equatable, Sendable {
 extension JSON {
     /// Compact UTF-8 text of this value (no trailing newline).
     public func encoded() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128)
-        write(into: &out)
-        return out
+        ByteBuffer.collect { $0.json(self) }
     }
 
     /// Compact text of this value.
     public var text: String { String(decoding: encoded(), as: UTF8.self) }
 
-    /// Appends the compact UTF-8 text of this value to `out`.
+    /// Appends the compact UTF-8 text of this value to `out` (the one encoder, `ByteBuffer.json`).
     public func write(into out: inout [UInt8]) {
-        switch self {
-        case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let b):
-            if b { out.append(contentsOf: [0x74, 0x72, 0x75, 0x65]) } else { out.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65]) }
-        case .number(let text): out.append(contentsOf: text.utf8)
-        case .string(let s): JSON.writeString(s, into: &out)
-        case .array(let values):
-            out.append(UInt8(ascii: "["))
-            for (i, v) in values.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                v.write(into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let members):
-            out.append(UInt8(ascii: "{"))
-            for (i, m) in members.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(m.key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                m.value.write(into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
+        out += ByteBuffer.collect { $0.json(self) }
     }
 
-    static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// Appends `s` as a quoted JSON string.
+    /// Appends `s` as a quoted JSON string (`ByteBuffer.string`).
     public static func writeString(_ s: String, into out: inout [UInt8]) {
-        // Fast path: native strings are contiguous UTF-8; copy runs that need no
-        // escaping in one append instead of byte by byte.
-        let done: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
-            out.append(UInt8(ascii: "\""))
-            var runStart = 0
-            var i = 0
-            let n = bytes.count
-            while i < n {
-                let byte = bytes[i]
-                if !needsEscape(byte) {
-                    i += 1
-                    continue
-                }
-                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
-                writeEscaped(byte, into: &out)
-                i += 1
-                runStart = i
-            }
-            if n > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<n])) }
-            out.append(UInt8(ascii: "\""))
-            return true
-        }
-        if done == true { return }
-        out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            if !needsEscape(byte) { out.append(byte) } else { writeEscaped(byte, into: &out) }
-        }
-        out.append(UInt8(ascii: "\""))
+        out += ByteBuffer.collect { $0.string(s) }
     }
 
     /// Whether a string's byte is written escaped: a quote, a backslash, DEL or a control byte.
-    @inline(__always)
     static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F }
-
-    /// The escape of a byte that `needsEscape`.
-    static func writeEscaped(_ byte: UInt8, into out: inout [UInt8]) {
-        switch byte {
-        case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-        case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-        default:
-            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-        }
-    }
 }
 
 // MARK: - Parsing
