@@ -25,8 +25,7 @@ let package = Package(
         // Every system call goes through here: EINTR retried once, EAGAIN a value, errors typed,
         // the one monotonic clock (README, "System calls").
         .target(name: "TabBarSystem", dependencies: ["CTabBarSystem"]),
-        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSystemd"],
-                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSystemd"]),
         // Run-time exclusivity checks off for the state loop (one thread owns every object in
         // it): they cost ~1k instructions per request (docs/PERFORMANCE.md). Compile-time
         // checks stay. TabBarServer is no library product, so the unsafe flag reaches no client.
@@ -56,8 +55,7 @@ let package = Package(
         .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore", "TabBarTesting"]),
         .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"],
-                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"]),
         .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer", "TabBarSystem"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzSupport"]),
