@@ -188,8 +188,7 @@ public final class AudioEngine: Sendable {
 
     /// Queues `sound` to start in the next chunk written to the device. Never blocks.
     /// `requestedAt` is CLOCK_MONOTONIC (`monotonicNanos()`) when the request was read.
-    /// `wake: false` leaves waking the audio thread to one `wake()` after a group of plays
-    /// (a loop turn's clicks: one wake-up, one context switch, instead of one per click).
+    /// `wake: false` leaves waking the audio thread to one `wake()` after a group of plays.
     public func play(_ sound: Sound, gain: Float, requestedAt: UInt64,
                      retrigger: Retrigger = .overlap, wake: Bool = true) -> PlayResult {
         guard shared.available.load(ordering: .acquiring) else {

@@ -144,8 +144,9 @@ final class StallSink: AudioSink, Sendable {
         #expect(firstReports(engine, for: pair).map(\.failure) == [nil, nil], "both overlapping clicks start")
         #expect(eventually { engine.deviceState == "standby" })
         let before = sink.written.count
-        let pause = monotonicNanos()
-        #expect(eventually { monotonicNanos() - pause > 1_000_000_000 })   // 20 release time constants
+        // The stimulus: a 1 s pause in standby (20 release time constants).
+        var pause = timespec(tv_sec: 1, tv_nsec: 0), left = timespec()
+        while nanosleep(&pause, &left) != 0 { pause = left }
         let third = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
         #expect(firstReports(engine, for: [third]).map(\.failure) == [nil], "the click after the pause starts")
         #expect(eventually { sink.written.count >= before + frames * 2 })
