@@ -18,12 +18,12 @@ enum BoundedALSA {
     /// Calls whose deadline passed and that have not returned yet.
     static let stuck = Atomic<Int>(0)
 
-    final class Call: @unchecked Sendable {
-        let body: () -> Int32
-        let late: (Int32) -> Void
+    final class Call: Sendable {
+        let body: @Sendable () -> Int32
+        let late: @Sendable (Int32) -> Void
         let done: Int32
         let state = Mutex<(result: Int32?, abandoned: Bool)>((nil, false))
-        init(body: @escaping () -> Int32, late: @escaping (Int32) -> Void, done: Int32) {
+        init(body: @escaping @Sendable () -> Int32, late: @escaping @Sendable (Int32) -> Void, done: Int32) {
             self.body = body
             self.late = late
             self.done = done
@@ -32,7 +32,8 @@ enum BoundedALSA {
 
     /// `body()`'s result, or nil when it did not return within `seconds` (then `late` gets it
     /// on the helper thread when it does). Runs `body` inline when no thread can be made.
-    static func run(seconds: Double, _ body: @escaping () -> Int32, late: @escaping (Int32) -> Void) -> Int32? {
+    static func run(seconds: Double, _ body: @escaping @Sendable () -> Int32,
+                    late: @escaping @Sendable (Int32) -> Void) -> Int32? {
         let fd = eventfd(0, Int32(EFD_CLOEXEC))
         guard fd >= 0 else { return body() }
         let call = Call(body: body, late: late, done: fd)
@@ -85,7 +86,7 @@ extension AlsaSink {
     /// `BoundedALSA`), direct otherwise. A call that gives up forgets the PCM (`pcm` becomes nil;
     /// the helper closes it when the call returns) and returns -ETIMEDOUT; while such a call is
     /// still out, none is started (-ETIMEDOUT too).
-    func bounded(_ pcm: OpaquePointer, _ what: @escaping (OpaquePointer) -> Int32) -> Int32 {
+    func bounded(_ pcm: OpaquePointer, _ what: @escaping @Sendable (OpaquePointer) -> Int32) -> Int32 {
         guard isPulsePlugin else { return what(pcm) }
         if BoundedALSA.stuck.load(ordering: .acquiring) > 0 { return -ETIMEDOUT }
         let handle = PCMHandle(pcm)
@@ -107,6 +108,8 @@ extension AlsaSink {
 }
 
 /// A PCM handed to a helper thread.
+// Sendable because the PCM is used by one thread at a time: the bounded call's helper while it
+// runs, the audio thread only after it returned in time (one that did not is never touched again).
 struct PCMHandle: @unchecked Sendable {
     let pcm: OpaquePointer
     init(_ pcm: OpaquePointer) { self.pcm = pcm }

@@ -7,7 +7,7 @@ import Synchronization
 /// wants them), small periods, non-blocking writes. Devices that pace their stream
 /// are waited on with poll; PCMs that accept every write at once (`null`, `file`)
 /// are paced by CLOCK_MONOTONIC instead.
-public final class AlsaSink: AudioSink, @unchecked Sendable {
+public final class AlsaSink: AudioSink {
     /// How writes are paced. Wire strings: `"auto"`, `"device"`, `"clock"`.
     public enum Pacing: String, Sendable { case auto, device, clock }
 
@@ -140,10 +140,13 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
 
     /// `configure`, closing the PCM when it fails — through PulseAudio's plugin with a deadline
     /// (its `hw_params` makes a server stream; `BoundedALSA`): one that gives up leaves the PCM to
-    /// the helper thread, which closes it once the call returns.
+    /// the helper thread, which closes it once the call returns. What was negotiated is applied
+    /// here, on the calling thread, only once the call returned in time.
     private func configureBounded(_ pcm: OpaquePointer) throws {
+        let device = deviceName, format = format, period = requestedPeriod, periods = requestedPeriods
         guard isPulsePlugin else {
-            do { try configure(pcm) } catch { snd_pcm_close(pcm); throw error }
+            do { apply(try AlsaSink.configure(pcm, device: device, format: format, period: period, periods: periods)) }
+            catch { snd_pcm_close(pcm); throw error }
             return
         }
         let handle = PCMHandle(pcm)
@@ -151,21 +154,55 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             snd_pcm_close(pcm)
             throw AudioError.deviceOpen(device: deviceName, reason: AlsaSink.noStreamReason)
         }
-        let failure = Mutex<AudioError?>(nil)
+        let outcome = ConfigureOutcome()
         let r = BoundedALSA.run(seconds: AlsaSink.streamDeadline, {
-            do { try self.configure(handle.pcm); return 0 } catch {
-                failure.withLock { $0 = (error as? AudioError) ?? .deviceOpen(device: self.deviceName, reason: "\(error)") }
+            do {
+                let c = try AlsaSink.configure(handle.pcm, device: device, format: format, period: period, periods: periods)
+                outcome.result.withLock { $0 = .success(c) }
+                return 0
+            } catch {
+                outcome.result.withLock { $0 = .failure((error as? AudioError) ?? .deviceOpen(device: device, reason: "\(error)")) }
                 return -1
             }
         }, late: { _ in snd_pcm_close(handle.pcm) })
-        guard let r else { throw AudioError.deviceOpen(device: deviceName, reason: AlsaSink.noStreamReason) }
-        if r < 0 {
-            snd_pcm_close(pcm)
-            throw failure.withLock { $0 } ?? AudioError.deviceOpen(device: deviceName, reason: "hw_params")
+        guard r != nil else { throw AudioError.deviceOpen(device: deviceName, reason: AlsaSink.noStreamReason) }
+        switch outcome.result.withLock({ $0 }) {
+        case .success(let c): apply(c)
+        case .failure(let e): snd_pcm_close(pcm); throw e
+        case nil: snd_pcm_close(pcm); throw AudioError.deviceOpen(device: deviceName, reason: "hw_params")
         }
     }
 
-    private func configure(_ pcm: OpaquePointer) throws {
+    /// What `configure` negotiated with the PCM.
+    struct Configuration: Sendable {
+        var pcmFormat: snd_pcm_format_t
+        var bytesPerSample: Int
+        var sampleFormat: String
+        var periodFrames: Int
+        var bufferFrames: Int
+    }
+
+    /// The result of a bounded `configure`, written by its helper thread.
+    private final class ConfigureOutcome: Sendable {
+        let result = Mutex<Result<Configuration, AudioError>?>(nil)
+    }
+
+    private func apply(_ c: Configuration) {
+        pcmFormat = c.pcmFormat
+        bytesPerSample = c.bytesPerSample
+        sampleFormat = c.sampleFormat
+        periodFrames = c.periodFrames
+        bufferFrames = c.bufferFrames
+        availMin = c.periodFrames
+    }
+
+    /// Sets the PCM's hardware and software parameters (it touches nothing of the sink: it may
+    /// run on a bounded call's helper thread).
+    private static func configure(_ pcm: OpaquePointer, device: String, format: PCMFormat, period requestedPeriod: Int,
+                                  periods requestedPeriods: Int) throws -> Configuration {
+        func fail(_ what: String, _ err: Int32) -> AudioError {
+            .deviceOpen(device: device, reason: AlsaSink.openReason(what, err))
+        }
         var hwp: OpaquePointer?
         guard snd_pcm_hw_params_malloc(&hwp) >= 0, let hw = hwp else { throw fail("hw_params", -ENOMEM) }
         defer { snd_pcm_hw_params_free(hw) }
@@ -177,13 +214,13 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
             (SND_PCM_FORMAT_S16_LE, 2, "S16_LE"), (SND_PCM_FORMAT_S32_LE, 4, "S32_LE"),
             (SND_PCM_FORMAT_FLOAT_LE, 4, "FLOAT_LE"),
         ]
-        var chosen = false
+        var chosen: (snd_pcm_format_t, Int, String)?
         for (f, size, name) in choices where snd_pcm_hw_params_test_format(pcm, hw, f) == 0 {
             err = snd_pcm_hw_params_set_format(pcm, hw, f)
-            if err == 0 { pcmFormat = f; bytesPerSample = size; sampleFormat = name; chosen = true; break }
+            if err == 0 { chosen = (f, size, name); break }
         }
-        if !chosen {
-            throw AudioError.deviceOpen(device: deviceName, reason: "supports none of S16_LE, S32_LE, FLOAT_LE (try plughw:)")
+        guard let chosen else {
+            throw AudioError.deviceOpen(device: device, reason: "supports none of S16_LE, S32_LE, FLOAT_LE (try plughw:)")
         }
         err = snd_pcm_hw_params_set_channels(pcm, hw, UInt32(format.channels))
         if err < 0 { throw fail("\(format.channels) channels (try plughw:)", err) }
@@ -191,7 +228,7 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         var dir: Int32 = 0
         err = snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &dir)
         if err < 0 || Int(rate) != format.rate {
-            throw AudioError.deviceOpen(device: deviceName, reason: "does not play \(format.rate) Hz (nearest \(rate) Hz; try plughw:)")
+            throw AudioError.deviceOpen(device: device, reason: "does not play \(format.rate) Hz (nearest \(rate) Hz; try plughw:)")
         }
         var period = snd_pcm_uframes_t(requestedPeriod)
         dir = 0
@@ -204,8 +241,8 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         if err < 0 { throw fail("hw_params", err) }
         snd_pcm_hw_params_get_period_size(hw, &period, &dir)
         snd_pcm_hw_params_get_buffer_size(hw, &buffer)
-        periodFrames = Int(period)
-        bufferFrames = Int(buffer)
+        let periodFrames = Int(period)
+        let bufferFrames = Int(buffer)
 
         var swp: OpaquePointer?
         guard snd_pcm_sw_params_malloc(&swp) >= 0, let sw = swp else { throw fail("sw_params", -ENOMEM) }
@@ -215,11 +252,12 @@ public final class AlsaSink: AudioSink, @unchecked Sendable {
         // the quantum is one period) and the most it hands over a cycle (`settle` raises it when
         // the server insists on a larger quantum). The engine refills by a timer, not by poll.
         snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(max(periodFrames, 1)))
-        availMin = periodFrames
         snd_pcm_sw_params_set_start_threshold(pcm, sw, 1)
         snd_pcm_sw_params_set_stop_threshold(pcm, sw, snd_pcm_uframes_t(bufferFrames))
         err = snd_pcm_sw_params(pcm, sw)
         if err < 0 { throw fail("sw_params", err) }
+        return Configuration(pcmFormat: chosen.0, bytesPerSample: chosen.1, sampleFormat: chosen.2,
+                             periodFrames: periodFrames, bufferFrames: bufferFrames)
     }
 
     /// What `snd_pcm_dump` says of the PCM (an external plugin's first line names it:

@@ -8,13 +8,13 @@ import Glibc
 /// sound written whole (`AudioEngine.wholeSoundSeconds`). Once the last voice has left
 /// the queue, the silence behind it is dropped (`AudioSink.standby`), so a new voice is the
 /// next thing the device takes — in steady use as after idle.
-extension AudioEngine {
+extension AudioRenderer {
     /// One step of the running stream: write what is due, or sleep until it is.
     func runOnce() throws -> Step {
         let period = sink.periodFrames
         let clock = sink.clockPaced
         takeCommands()
-        var queued = try sink.queuedFrames()
+        let queued = try sink.queuedFrames()
         let now = monotonicNanos()
         counters.wakeups.add(1, ordering: .relaxed)
         let lastLookQueued = run.lastQueued
@@ -67,7 +67,7 @@ extension AudioEngine {
             checkXruns(played: played)
         }
         // Sounds wait but the device takes nothing: a stalled stream (or one nobody linked).
-        if !sink.virtualTime && (hasNew || sounding || queued > 0) {
+        if sink.detectsStalls && (hasNew || sounding || queued > 0) {
             let rate = UInt64(max(sink.format.rate, 1))
             let limit = run.everProgressed
                 ? max(UInt64(8 * max(run.pull, period)) * 1_000_000_000 / rate, 250_000_000)

@@ -101,6 +101,9 @@ public protocol AudioSink: AnyObject {
     /// PulseAudio's: `AlsaSink.pulseLoopThread`), or
     /// nil: no thread to look for (the null sink, hardware).
     var pluginThreadName: String? { get }
+    /// Whether a stream that does not move while sounds wait means the device stalled (false
+    /// where time only moves when told: the null sink under a `ManualClock`).
+    var detectsStalls: Bool { get }
 }
 
 extension AudioSink {
@@ -108,9 +111,6 @@ extension AudioSink {
     /// Whether the stream is paced by a clock (the null sink, an ALSA PCM that does not pace
     /// writes) rather than by the device taking frames in steps: no pull to learn.
     var clockPaced: Bool { pacing != .device }
-    /// Whether time only moves when told (`--clock manual`): a stream that does not move
-    /// then is waiting for `clock.advance`, not stalled.
-    var virtualTime: Bool { pacing == .manual }
     public func silentFrames() -> Int64 { 0 }
     public var startRaces: Int { 0 }
     public func delayFrames() throws -> Int { try queuedFrames() }
@@ -121,6 +121,7 @@ extension AudioSink {
     public var refillMarginFrames: Int { 0 }
     public var standbyConfirmsLink: Bool { false }
     public var pluginThreadName: String? { nil }
+    public var detectsStalls: Bool { true }
 }
 
 /// Paces a stream that the device does not pace: frames are "played" at the
@@ -176,24 +177,32 @@ func pollReadable(_ fd: Int32, timeoutNanos: UInt64?) -> Bool {
 /// and the stream in a WAV file (`startCapture`). Asked for nothing, its memory does not
 /// grow with what it plays: the daemon's null sink plays for as long as it runs.
 ///
+/// `Sendable`: the engine's audio thread plays into it while the state loop reads its records
+/// and runs its captures; all its state is behind one lock (it stands for no device: no
+/// real-time rule applies to it).
+///
 /// Under a manual clock the stream position (`position`) is the device's clock: the
 /// stream keeps time while stopped, and whatever the clock moves is rendered before
 /// `ManualClock.settle` returns. Its period is `ManualClock.periodFrames`.
-public final class NullSink: AudioSink, @unchecked Sendable {
+public final class NullSink: AudioSink, Sendable {
     public let format: PCMFormat
     public let periodFrames: Int
     public let bufferFrames: Int
     public var deviceName: String { "null" }
-    public var pacing: StreamPacing { clock == nil ? .clock : .manual }
-    public var xruns: Int { pacer.underruns }
+    public var pacing: StreamPacing { pace.pacing }
+    public var detectsStalls: Bool { pace.detectsStalls }
+    public var xruns: Int { state.withLock { $0.pacer.underruns } }
     /// The virtual clock pacing the stream (nil: CLOCK_MONOTONIC).
     public let clock: ManualClock?
-    private var pacer: ClockPacer
+    /// What says which frame the device plays now: the manual clock, else the real one.
+    private let pace: any NullSinkPace
     private let captureLimit: Int
     private let recordLimit: Int
-    private let shared = Mutex(Shared())
+    private let state: Mutex<State>
 
-    struct Shared {
+    struct State {
+        let rate: Int
+        var pacer: ClockPacer
         var records: [VoiceRecord] = []
         var captured: [Float] = []
         var starts = 0
@@ -204,6 +213,11 @@ public final class NullSink: AudioSink, @unchecked Sendable {
         var pendingSilent: Int64 = 0
         var running = false
         var file: WAVCapture?
+
+        init(rate: Int) {
+            self.rate = rate
+            pacer = ClockPacer(rate: rate)
+        }
     }
 
     /// `captureFrames` > 0 keeps the first that many written frames for `captured`, and
@@ -212,102 +226,66 @@ public final class NullSink: AudioSink, @unchecked Sendable {
                 captureFrames: Int = 0, recordVoices: Int = 0, clock: ManualClock? = nil) {
         self.format = format
         self.clock = clock
-        let period = clock == nil ? periodFrames : ManualClock.periodFrames
+        pace = clock ?? RealTimePace()
+        let period = pace.periodFrames ?? periodFrames
         self.periodFrames = period
         self.bufferFrames = period * max(bufferPeriods, 2)
-        self.pacer = ClockPacer(rate: format.rate)
         self.captureLimit = captureFrames
         self.recordLimit = recordVoices
+        state = Mutex(State(rate: format.rate))
     }
 
     /// The first `recordVoices` voices handed to the sink, in start order.
-    public var records: [VoiceRecord] { shared.withLock { $0.records } }
+    public var records: [VoiceRecord] { state.withLock { $0.records } }
     /// The first `captureFrames` frames written (interleaved, after the limiter).
-    public var captured: [Float] { shared.withLock { $0.captured } }
+    public var captured: [Float] { state.withLock { $0.captured } }
     /// Stream starts and stops so far (idle stop / restart).
-    public var streamStarts: Int { shared.withLock { $0.starts } }
-    public var streamStops: Int { shared.withLock { $0.stops } }
+    public var streamStarts: Int { state.withLock { $0.starts } }
+    public var streamStops: Int { state.withLock { $0.stops } }
     /// The stream position: frames since `open`.
-    public var position: Int64 { shared.withLock { $0.position } }
+    public var position: Int64 { state.withLock { $0.position } }
 
-    /// The frame the device plays at the manual clock's time.
-    private func frameNow(_ clock: ManualClock) -> Int64 {
-        Int64(clock.nanos / 1000) * Int64(format.rate) / 1_000_000
-    }
-
-    /// Under a manual clock with the stream stopped: the silence up to the current time
-    /// (plus the device's queue), counted in the position and the capture.
-    private func catchUp(_ s: inout Shared, _ clock: ManualClock) {
-        let gap = frameNow(clock) + Int64(ManualClock.leadFrames) - s.position
-        guard gap > 0 else { return }
-        s.position += gap
-        s.pendingSilent += gap
-        s.file?.writeSilence(frames: gap)
-    }
-
-    public func open() throws { shared.withLock { $0.opened = true } }
+    public func open() throws { state.withLock { $0.opened = true } }
     public func start() throws {
-        if let clock {
-            shared.withLock { s in
-                catchUp(&s, clock)
-                s.running = true
-                s.starts += 1
-            }
-            clock.streamActive.store(true, ordering: .sequentiallyConsistent)
-            return
+        state.withLock { s in
+            pace.start(&s)
+            s.running = true
+            s.starts += 1
         }
-        pacer.reset()
-        shared.withLock { $0.starts += 1; $0.running = true }
+        pace.streamActive(true)
     }
     public func silentFrames() -> Int64 {
-        shared.withLock { s in
+        state.withLock { s in
             defer { s.pendingSilent = 0 }
             return s.pendingSilent
         }
     }
-    public func queuedFrames() throws -> Int {
-        guard let clock else { return pacer.queued() }
-        if clock.isReleased { return 0 }
-        let p = shared.withLock { $0.position }
-        return Int(max(0, p - frameNow(clock)))
-    }
+    public func queuedFrames() throws -> Int { state.withLock { pace.queued(&$0) } }
     public func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
-        guard let clock else {
-            var t = pacer.nanosUntil(queued: lowWater)
-            if let limit = timeoutNanos { t = min(t, limit) }
-            return pollReadable(wakeFD, timeoutNanos: t)
-        }
-        while true {
-            // Load the generation before looking: a settle asked for after this look bumps it again.
-            let g = clock.generation()
-            if clock.isReleased { return pollReadable(wakeFD, timeoutNanos: 0) }
-            if try queuedFrames() <= lowWater { return false }
-            if pollReadable(wakeFD, timeoutNanos: 0) { return true }
-            clock.publish(g)
-            if clock.block(wakeFD: wakeFD) { return true }
-        }
+        pace.wait(lowWater: lowWater, wakeFD: wakeFD, timeoutNanos: timeoutNanos,
+                  queued: { self.state.withLock { self.pace.queued(&$0) } },
+                  nanosUntil: { low in self.state.withLock { $0.pacer.nanosUntil(queued: low) } })
     }
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        if clock == nil { pacer.wrote(frames) }
-        let ch = format.channels
-        shared.withLock { s in
-            if captureLimit > 0 {
-                let room = captureLimit * ch - s.captured.count
-                if room > 0 {
-                    s.captured.append(contentsOf: UnsafeBufferPointer(start: samples, count: min(room, frames * ch)))
-                }
+        let n = frames * format.channels
+        state.withLock { s in
+            pace.wrote(frames, &s)
+            let room = captureLimit * format.channels - s.captured.count
+            for i in 0..<min(max(room, 0), n) { s.captured.append(samples[i]) }
+            if let f = s.file {
+                for i in 0..<n { f.append(samples[i]) }
+                f.appended(frames: frames)
             }
-            s.file?.write(samples, frames: frames)
             s.position += Int64(frames)
         }
     }
     public func stop() {
-        shared.withLock { $0.stops += 1; $0.running = false }
-        clock?.streamActive.store(false, ordering: .sequentiallyConsistent)
+        state.withLock { $0.stops += 1; $0.running = false }
+        pace.streamActive(false)
     }
     public func close() {
-        clock?.streamActive.store(false, ordering: .sequentiallyConsistent)
-        shared.withLock { s in
+        pace.streamActive(false)
+        state.withLock { s in
             s.opened = false
             s.running = false
             _ = try? s.file?.finish()
@@ -316,7 +294,7 @@ public final class NullSink: AudioSink, @unchecked Sendable {
     }
     public func voiceStarted(_ record: VoiceRecord) {
         guard recordLimit > 0 else { return }
-        shared.withLock { s in
+        state.withLock { s in
             if s.records.count < recordLimit { s.records.append(record) }
         }
     }
@@ -324,7 +302,7 @@ public final class NullSink: AudioSink, @unchecked Sendable {
     /// Starts writing the stream to a WAV file at `path` (state loop). Returns the stream
     /// position of its first frame. Throws `CaptureError` (file, or a capture already running).
     public func startCapture(path: String) throws -> Int64 {
-        try shared.withLock { s throws -> Int64 in
+        try state.withLock { s throws -> Int64 in
             if let f = s.file { throw CaptureError(path: path, reason: "already capturing to \(f.path); capture.stop first") }
             let f = try WAVCapture(path: path, format: format, firstFrame: s.position)
             s.file = f
@@ -336,12 +314,53 @@ public final class NullSink: AudioSink, @unchecked Sendable {
     /// time is written first. Returns the file, its first stream frame and its frame count;
     /// nil when no capture runs. Throws when the file could not be written.
     public func stopCapture() throws -> (path: String, firstFrame: Int64, frames: Int64)? {
-        try shared.withLock { s throws -> (path: String, firstFrame: Int64, frames: Int64)? in
+        try state.withLock { s throws -> (path: String, firstFrame: Int64, frames: Int64)? in
             guard let f = s.file else { return nil }
-            if let clock, !s.running { catchUp(&s, clock) }
+            if !s.running { pace.catchUp(&s) }
             s.file = nil
             try f.finish()
             return (f.path, f.firstFrame, f.frames)
         }
     }
+}
+
+/// What paces the null sink: which frame its device plays now, and how its audio thread waits
+/// for it. CLOCK_MONOTONIC (`RealTimePace`), or the harness's `ManualClock`, which the sink is given.
+protocol NullSinkPace: Sendable {
+    var pacing: StreamPacing { get }
+    /// Whether a stream that does not move while sounds wait means the device stalled.
+    var detectsStalls: Bool { get }
+    /// The period the sink must use (nil: the one asked for).
+    var periodFrames: Int? { get }
+    /// The stream starts.
+    func start(_ s: inout NullSink.State)
+    /// Frames written but not yet played.
+    func queued(_ s: inout NullSink.State) -> Int
+    /// `frames` were written.
+    func wrote(_ frames: Int, _ s: inout NullSink.State)
+    /// The sink's `wait`, given its `queuedFrames` and its clock pacer's time until `lowWater`.
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?,
+              queued: () -> Int, nanosUntil: (Int) -> UInt64) -> Bool
+    /// The stream started or stopped.
+    func streamActive(_ active: Bool)
+    /// With the stream stopped: the silence up to now, counted in the position and the capture.
+    func catchUp(_ s: inout NullSink.State)
+}
+
+/// The null sink paced by CLOCK_MONOTONIC from the stream's start, like a device.
+struct RealTimePace: NullSinkPace {
+    var pacing: StreamPacing { .clock }
+    var detectsStalls: Bool { true }
+    var periodFrames: Int? { nil }
+    func start(_ s: inout NullSink.State) { s.pacer.reset() }
+    func queued(_ s: inout NullSink.State) -> Int { s.pacer.queued() }
+    func wrote(_ frames: Int, _ s: inout NullSink.State) { s.pacer.wrote(frames) }
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?,
+              queued: () -> Int, nanosUntil: (Int) -> UInt64) -> Bool {
+        var t = nanosUntil(lowWater)
+        if let limit = timeoutNanos { t = min(t, limit) }
+        return pollReadable(wakeFD, timeoutNanos: t)
+    }
+    func streamActive(_ active: Bool) {}
+    func catchUp(_ s: inout NullSink.State) {}
 }

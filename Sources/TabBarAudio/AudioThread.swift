@@ -30,7 +30,80 @@ struct RunState {
     var silentSince: UInt64 = 0
 }
 
-extension AudioEngine {
+/// The audio thread's side of the engine: the mixer, the voice pool, the sink and the stream's
+/// bookkeeping. Not `Sendable`: made by `AudioEngine.init`, handed to the audio thread at
+/// `start` (`spawnThread`) and touched by that thread alone. It meets the front only through
+/// `shared`. Real-time rule: once running it takes no lock and allocates nothing on the mixing
+/// path (its buffers are allocated up front; a sound's last reference goes back to the state
+/// loop through the reports ring, so no sound is freed here).
+final class AudioRenderer {
+    let sink: any AudioSink
+    let shared: EngineShared
+    let log: AudioLog
+    let idleTimeout: Double
+    let shutdownGrace: Double
+    let initialPullFrames: Int
+    let realtimePriority: Int32
+    let commands: SPSCRing<PlayCommand>
+    let reports: SPSCRing<RawReport>
+    let wakeFD: Int32
+    let reportEventFD: Int32
+    let counters: AudioEngine.Counters
+
+    var mixer: Mixer
+    var mixBuffer: UnsafeMutablePointer<Float>
+    var mixCapacity = 1
+    var starts: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, UInt64)>
+    var ends: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32)>
+    /// Voices fully written but maybe not yet played: (sound, voice, stream frame after its
+    /// last frame). Released once played; reported failed if the device goes first.
+    var tail: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64)>
+    var tailCount = 0
+    /// Voices taken whole but not yet confirmed heard (Unconfirmed.swift).
+    var unconfirmed: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32)>
+    var unconfirmedCount = 0
+    var streamFrames: Int64 = 0
+    var run = RunState()
+    /// Whether the sink is open (closed again by the thread, or by `deinit` when no thread ran).
+    var sinkOpen = false
+
+    init(sink: sending any AudioSink, shared: EngineShared, voices: Int, queueCapacity: Int, idleTimeout: Double,
+         shutdownGrace: Double, initialPullFrames: Int, realtimePriority: Int32, log: @escaping AudioLog) {
+        self.sink = sink
+        self.shared = shared
+        self.log = log
+        self.idleTimeout = idleTimeout
+        self.shutdownGrace = shutdownGrace
+        self.initialPullFrames = initialPullFrames
+        self.realtimePriority = realtimePriority
+        commands = shared.commands
+        reports = shared.reports
+        wakeFD = shared.wakeFD
+        reportEventFD = shared.reportFD
+        counters = shared.counters
+        mixer = Mixer(voices: voices, format: sink.format)
+        mixBuffer = .allocate(capacity: 1)
+        starts = .allocate(capacity: voices + queueCapacity)
+        ends = .allocate(capacity: voices * 2 + queueCapacity)
+        tail = .allocate(capacity: voices * 4)
+        unconfirmed = .allocate(capacity: voices * 4)
+    }
+
+    deinit {
+        if sinkOpen { sink.close() }
+        mixer.deallocate()
+        mixBuffer.deallocate()
+        starts.deallocate()
+        ends.deallocate()
+        tail.deallocate()
+        unconfirmed.deallocate()
+    }
+
+    /// The master volume the front set.
+    var masterGain: Float { Float(bitPattern: shared.masterBits.load(ordering: .relaxed)) }
+}
+
+extension AudioRenderer {
     enum Mode { case unavailable, idle, standby, running }
     enum Step { case running(UInt64), standby, stalled }
 
@@ -39,9 +112,10 @@ extension AudioEngine {
     /// How soon a device is tried again once a client asked for a sound.
     static let wantedRetryNanos: UInt64 = 100_000_000
 
-    func setState(_ s: DeviceState, reason: String = "") {
-        device.withLock { d in
+    func setState(_ s: AudioEngine.DeviceState, reason: String = "") {
+        shared.device.withLock { d in
             d.state = s
+            d.deviceName = sink.deviceName
             d.reason = reason
             if !reason.isEmpty { d.lastError = reason }
             d.pacing = sink.pacing
@@ -55,6 +129,7 @@ extension AudioEngine {
     func openSink() -> Bool {
         do {
             try sink.open()
+            sinkOpen = true
             ensureMixCapacity(sink.bufferFrames)
             streamFrames = 0
             let clock = sink.clockPaced
@@ -62,21 +137,21 @@ extension AudioEngine {
             run.sinkPacing = sink.pacing
             run.xruns = sink.xruns
             counters.pullFrames.store(run.pull, ordering: .relaxed)
-            let recovered = device.withLock { d -> Bool in
+            let recovered = shared.device.withLock { d -> Bool in
                 let was = !d.lastError.isEmpty
                 d.lastError = ""
                 return was
             }
             setState(.idle)
-            available.store(true, ordering: .releasing)
+            shared.available.store(true, ordering: .releasing)
             log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(sink.deviceName) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing.rawValue)")
             return true
         } catch {
             let reason = (error as? AudioError)?.reason ?? "\(error)"
             counters.openFailures.add(1, ordering: .relaxed)
-            let same = device.withLock { $0.lastError == reason }
+            let same = shared.device.withLock { $0.lastError == reason }
             setState(.unavailable, reason: reason)
-            available.store(false, ordering: .releasing)
+            shared.available.store(false, ordering: .releasing)
             // One line per new reason: a retry loop does not flood the log.
             if !same { log(.error, "audio device unavailable device=\(sink.deviceName) reason=\"\(reason)\"") }
             return false
@@ -115,14 +190,12 @@ extension AudioEngine {
         sigfillset(&all)
         pthread_sigmask(SIG_BLOCK, &all, nil)
         tabbard_set_thread_name("tabbard-audio")
-        tid.store(Int32(truncatingIfNeeded: tabbard_gettid()), ordering: .releasing)
+        shared.tid.store(Int32(truncatingIfNeeded: tabbard_gettid()), ordering: .releasing)
         Realtime.request(priority: realtimePriority, log: log)
-        // The device was opened before this thread ran (AudioEngine.init): its plugin's thread gets
+        // The device was opened before this thread ran (AudioEngine.start): its plugin's thread gets
         // this thread's scheduling now; later opens (on this thread) do it themselves (AlsaSink.open).
-        // (Only where there is such a thread: the look through /proc/self/task costs a
-        // directory descriptor and a read per thread.)
         if let name = sink.pluginThreadName { Realtime.share(withThreadsNamed: name, log: log) }
-        var mode: Mode = available.load(ordering: .acquiring) ? .idle : .unavailable
+        var mode: Mode = shared.available.load(ordering: .acquiring) ? .idle : .unavailable
         if mode == .idle { settleSink() }
         var backoff: UInt64 = 250_000_000
         var lastAttempt = monotonicNanos()
@@ -131,7 +204,7 @@ extension AudioEngine {
 
         var stopDeadline: UInt64 = 0
         while true {
-            if stopping.load(ordering: .acquiring) {
+            if shared.stopping.load(ordering: .acquiring) {
                 // Shutting down: voices already playing finish (bounded), then the stream drains.
                 if mode != .running { break }
                 let now = monotonicNanos()
@@ -140,8 +213,8 @@ extension AudioEngine {
             }
             switch mode {
             case .unavailable:
-                let asked = wantedAt.load(ordering: .relaxed) > lastAttempt
-                let gap = asked ? AudioEngine.wantedRetryNanos : backoff
+                let asked = shared.wantedAt.load(ordering: .relaxed) > lastAttempt
+                let gap = asked ? AudioRenderer.wantedRetryNanos : backoff
                 let since = monotonicNanos() &- lastAttempt
                 if since < gap {
                     if pollReadable(wakeFD, timeoutNanos: gap - since) { resetWake() }
@@ -149,14 +222,14 @@ extension AudioEngine {
                     continue
                 }
                 dropCommands(.deviceLost)
-                if stopping.load(ordering: .acquiring) { break }
+                if shared.stopping.load(ordering: .acquiring) { break }
                 lastAttempt = monotonicNanos()
                 if openSink() {
                     settleSink()
                     mode = .idle
                     backoff = 250_000_000
                 } else {
-                    backoff = asked ? 250_000_000 : min(backoff * 2, AudioEngine.maxBackoffNanos)
+                    backoff = asked ? 250_000_000 : min(backoff * 2, AudioRenderer.maxBackoffNanos)
                 }
             case .idle, .standby:
                 resetWake()
@@ -181,7 +254,7 @@ extension AudioEngine {
                     } catch {
                         mode = deviceFailed(error, .deviceLost)
                     }
-                } else if stopping.load(ordering: .acquiring) {
+                } else if shared.stopping.load(ordering: .acquiring) {
                     continue
                 } else if mode == .idle {
                     _ = pollReadable(wakeFD, timeoutNanos: nil)
@@ -220,7 +293,7 @@ extension AudioEngine {
         if mode == .running || mode == .standby {
             stopStream()
         }
-        if mode != .unavailable { sink.close() }
+        if mode != .unavailable { closeSink() }
         releasePlayed(upTo: Int64.max)
         confirmHeard()
         publishXruns()
@@ -260,10 +333,10 @@ extension AudioEngine {
         counters.errors.add(1, ordering: .relaxed)
         log(.error, "audio device failed device=\(sink.deviceName) reason=\"\(reason)\"")
         // The reason first: the voices' reports name it, and `play` never sees "unavailable" with a stale state.
-        device.withLock { $0.lastError = reason }
+        shared.device.withLock { $0.lastError = reason }
         closeWithVoices(why)
         setState(.unavailable, reason: reason)
-        available.store(false, ordering: .releasing)
+        shared.available.store(false, ordering: .releasing)
         return .unavailable
     }
 
@@ -276,12 +349,17 @@ extension AudioEngine {
         sink.stop()
         closeWithVoices(why)
         setState(.unavailable, reason: why.text(device: ""))
-        available.store(false, ordering: .releasing)
+        shared.available.store(false, ordering: .releasing)
         return .unavailable
     }
 
-    private func closeWithVoices(_ why: VoiceFailure) {
+    private func closeSink() {
         sink.close()
+        sinkOpen = false
+    }
+
+    private func closeWithVoices(_ why: VoiceFailure) {
+        closeSink()
         failUnplayed(why)
         failUnconfirmed()
         for i in mixer.voices.indices where mixer.voices[i].active {
@@ -328,8 +406,7 @@ extension AudioEngine {
     }
 
     /// Moves queued requests into the voice pool. The voices it replaced unheard are
-    /// signalled to the state loop once, after all are taken (a burst of taps replaces many:
-    /// one `write` for them, not one each).
+    /// signalled to the state loop once, after all are taken.
     func takeCommands() {
         var replacedUnheard = false
         while let c = commands.pop() {

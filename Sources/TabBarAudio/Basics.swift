@@ -58,12 +58,10 @@ public enum AudioError: Error, Equatable, CustomStringConvertible {
 
 /// CLOCK_MONOTONIC in nanoseconds (the clock `requestedAt` must be read from): the project's
 /// one clock, `MonotonicClock` (TabBarSystem).
-@inline(__always)
 public func monotonicNanos() -> UInt64 { MonotonicClock.nanoseconds() }
 
 /// A system call returning -1 on failure, retried on EINTR by `Sys.call` (TabBarSystem, the
 /// one EINTR loop); -1 with `errno` set on any other failure, for callers that test the result.
-@inline(__always)
 func retryEINTR<T: FixedWidthInteger & SignedInteger>(_ body: () -> T) -> T {
     do throws(Errno) { return try Sys.call(body) } catch {
         errno = error.code

@@ -34,10 +34,11 @@ public final class WAVCapture {
 
     deinit { _ = try? finish() }
 
-    /// Appends `count` interleaved frames.
-    public func write(_ samples: UnsafePointer<Float>, frames count: Int) {
-        let n = count * channels
-        for i in 0..<n { buffer.append(floatToS16(samples[i])) }
+    /// Appends one sample (interleaved order); `appended(frames:)` follows each whole frame group.
+    func append(_ sample: Float) { buffer.append(floatToS16(sample)) }
+
+    /// `count` whole frames were appended sample by sample.
+    func appended(frames count: Int) {
         frames += Int64(count)
         if buffer.count >= WAVCapture.bufferFrames * channels { flush() }
     }

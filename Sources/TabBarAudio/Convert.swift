@@ -9,7 +9,7 @@ public enum Converter {
     }
 
     /// The converter used by `SoundBank.load` (sounds are converted once, so the best one).
-    public nonisolated(unsafe) static var quality: Quality = .best
+    public static let quality: Quality = .best
 
     /// Whether libsamplerate could be loaded.
     public static var resamplerAvailable: Bool { tabbard_src_available() != 0 }

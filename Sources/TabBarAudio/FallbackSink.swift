@@ -1,28 +1,47 @@
 import CALSA
 import Glibc
+import Synchronization
 
 /// `--audio auto`: plays through the real device (`primary`) when it opens, else into a
 /// stand-in (the null sink) — and keeps trying the real device at every stream start
 /// (at most every `retryInterval`), switching over as soon as it opens. One log line each
-/// way. The engine sees one sink; its format is the primary's.
-public final class FallbackSink: AudioSink, @unchecked Sendable {
-    public let primary: AudioSink
-    public let standin: AudioSink
+/// way. The engine sees one sink; its format is the primary's. Like every sink it belongs to the
+/// audio thread; other threads read `status`.
+public final class FallbackSink: AudioSink {
+    let primary: any AudioSink
+    let standin: any AudioSink
     /// Seconds between two attempts to open the real device while the stand-in plays.
-    public var retryInterval: Double = 0.25
+    let retryInterval: Double
     private let log: AudioLog
     private var lastTry: UInt64 = 0
-    private var onStandin = false
+    private var onStandin = false { didSet { publish() } }
     private var standinOpen = false
     private var everOpened = false
     /// Why the real device did not open (empty while it plays).
-    public private(set) var primaryProblem = ""
+    private var primaryProblem = "" { didSet { publish() } }
     /// Always readable: `settle` told that a sound is waiting (the one `start` plays).
     private let soundWaiting: Int32
+    /// Which device plays, for any thread (the state loop's stats and logs).
+    public let status = Status()
 
-    public init(primary: AudioSink, standin: AudioSink, log: @escaping AudioLog) {
+    /// Whether sounds go to the stand-in, and why the real device did not open.
+    public final class Status: Sendable {
+        private let state = Mutex((usingStandin: false, primaryProblem: ""))
+        /// Whether sounds currently go to the stand-in (they are not heard).
+        public var usingStandin: Bool { state.withLock { $0.usingStandin } }
+        /// Why the real device did not open (empty while it plays).
+        public var primaryProblem: String { state.withLock { $0.primaryProblem } }
+        fileprivate func set(usingStandin: Bool, primaryProblem: String) {
+            state.withLock { $0 = (usingStandin, primaryProblem) }
+        }
+    }
+
+    /// `retryInterval`: seconds between two attempts to open the real device while the stand-in plays.
+    public init(primary: sending any AudioSink, standin: sending any AudioSink, retryInterval: Double = 0.25,
+                log: @escaping AudioLog) {
         self.primary = primary
         self.standin = standin
+        self.retryInterval = retryInterval
         self.log = log
         soundWaiting = tabbard_eventfd()
         var one: UInt64 = 1
@@ -31,8 +50,8 @@ public final class FallbackSink: AudioSink, @unchecked Sendable {
 
     deinit { if soundWaiting >= 0 { Glibc.close(soundWaiting) } }
 
-    /// Whether sounds currently go to the stand-in (they are not heard).
-    public var usingStandin: Bool { onStandin }
+    private func publish() { status.set(usingStandin: onStandin, primaryProblem: primaryProblem) }
+
     private var current: AudioSink { onStandin ? standin : primary }
 
     public var format: PCMFormat { primary.format }

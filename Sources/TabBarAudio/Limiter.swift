@@ -66,7 +66,6 @@ public struct SoftLimiter: Sendable {
 }
 
 /// Float → signed 16-bit, rounding to nearest and clamping (exact for values that came from 16-bit).
-@inline(__always)
 public func floatToS16(_ x: Float) -> Int16 {
     let v = (x * 32768).rounded()
     if v >= 32767 { return 32767 }

@@ -13,7 +13,9 @@ import Synchronization
 /// Protocol: the state loop bumps `requested` after its changes (time, queued voices)
 /// and wakes the sink; the sink, finding nothing left to do at the current time and its
 /// engine's wake-up eventfd empty, publishes the generation it saw in `settled`.
-public final class ManualClock: @unchecked Sendable {
+///
+/// The null sink is given it as what paces it (`NullSinkPace`).
+public final class ManualClock: Sendable {
     /// Period of the null sink under a manual clock: 16 frames, so the stream is rendered
     /// in small chunks and a voice starts two periods (`leadFrames`) after the current time.
     public static let periodFrames = 16
@@ -27,7 +29,7 @@ public final class ManualClock: @unchecked Sendable {
     private let released = Atomic<Bool>(false)
     /// Whether the sink's stream is started (between `start` and `stop`): only then does its
     /// audio thread render as the time moves.
-    let streamActive = Atomic<Bool>(false)
+    private let active = Atomic<Bool>(false)
     /// Readable when the time moved or a settle was asked for (the sink polls it).
     let tickFD: Int32
     /// Readable when the audio thread published a settle (the state loop waits on it).
@@ -57,7 +59,7 @@ public final class ManualClock: @unchecked Sendable {
     /// happen within `timeoutNanos` (real time) — a bug, logged by the caller.
     @discardableResult
     public func settle(queued: Bool, timeoutNanos: UInt64 = 10_000_000_000) -> Bool {
-        if !queued && !streamActive.load(ordering: .sequentiallyConsistent) { return true }
+        if !queued && !active.load(ordering: .sequentiallyConsistent) { return true }
         let g = requested.add(1, ordering: .sequentiallyConsistent).newValue
         signal(tickFD)
         let deadline = monotonicNanos() + timeoutNanos
@@ -107,5 +109,49 @@ public final class ManualClock: @unchecked Sendable {
     private func drain(_ fd: Int32) {
         var v: UInt64 = 0
         _ = Glibc.read(fd, &v, 8)
+    }
+}
+
+extension ManualClock: NullSinkPace {
+    var pacing: StreamPacing { .manual }
+    /// A stream that does not move is waiting for `set`, not stalled.
+    var detectsStalls: Bool { false }
+    var periodFrames: Int? { ManualClock.periodFrames }
+
+    /// The frame the device plays at the clock's time.
+    private func frameNow(rate: Int) -> Int64 {
+        Int64(nanos / 1000) * Int64(rate) / 1_000_000
+    }
+
+    func start(_ s: inout NullSink.State) { catchUp(&s) }
+
+    func queued(_ s: inout NullSink.State) -> Int {
+        isReleased ? 0 : Int(max(0, s.position - frameNow(rate: s.rate)))
+    }
+
+    func wrote(_ frames: Int, _ s: inout NullSink.State) {}
+
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?,
+              queued: () -> Int, nanosUntil: (Int) -> UInt64) -> Bool {
+        while true {
+            // Load the generation before looking: a settle asked for after this look bumps it again.
+            let g = generation()
+            if isReleased { return pollReadable(wakeFD, timeoutNanos: 0) }
+            if queued() <= lowWater { return false }
+            if pollReadable(wakeFD, timeoutNanos: 0) { return true }
+            publish(g)
+            if block(wakeFD: wakeFD) { return true }
+        }
+    }
+
+    func streamActive(_ on: Bool) { active.store(on, ordering: .sequentiallyConsistent) }
+
+    /// With the stream stopped: the silence up to the current time (plus the device's queue).
+    func catchUp(_ s: inout NullSink.State) {
+        let gap = frameNow(rate: s.rate) + Int64(ManualClock.leadFrames) - s.position
+        guard gap > 0 else { return }
+        s.position += gap
+        s.pendingSilent += gap
+        s.file?.writeSilence(frames: gap)
     }
 }

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// A bounded single-producer single-consumer queue: `push` and `pop` never block
-/// and never allocate, and take no lock. Each side must be one thread at a time (the
-/// engine's state-loop API is called from one thread; the audio thread is the other).
+/// and never allocate, and take no lock. Each side must be one thread at a time: the engine's
+/// front uses its ends under its lock, the audio thread the other ends.
 ///
 /// Ordering: each index is written by one side only. `push` writes the slot, then stores
 /// `tail` with release; `pop` loads `tail` with acquire before it reads the slot, so it reads
@@ -10,6 +10,8 @@ import Synchronization
 /// `head` with acquire before it writes a slot, so it never overwrites one still being read.
 /// Each side's own index is read relaxed (only it writes it). The indices only grow (Int: no
 /// wrap in practice); a slot is `index & mask`. (ClicksRingTests hammers it from two threads.)
+// Sendable because each end is used by one thread at a time (the contract above) and the two ends
+// meet only through the acquire/release `head`/`tail`, which hand a slot over whole.
 final class SPSCRing<Element>: @unchecked Sendable {
     private let buffer: UnsafeMutablePointer<Element>
     private let mask: Int
@@ -31,7 +33,7 @@ final class SPSCRing<Element>: @unchecked Sendable {
     }
 
     /// False when full (the element is not stored).
-    @discardableResult @inline(__always)
+    @discardableResult
     func push(_ e: Element) -> Bool {
         let t = tail.load(ordering: .relaxed)
         let h = head.load(ordering: .acquiring)
@@ -41,7 +43,6 @@ final class SPSCRing<Element>: @unchecked Sendable {
         return true
     }
 
-    @inline(__always)
     func pop() -> Element? {
         let h = head.load(ordering: .relaxed)
         let t = tail.load(ordering: .acquiring)

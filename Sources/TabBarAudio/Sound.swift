@@ -1,6 +1,7 @@
 /// One decoded sound, already in the device format: interleaved Float32 samples
 /// at `rate` Hz with `channels` channels. Immutable once loaded; shared by the
 /// state loop and the audio thread.
+// Sendable because it is immutable: `storage` is written once in `init` and only read afterwards.
 public final class Sound: @unchecked Sendable, CustomStringConvertible {
     /// The name it is played by (file name without extension, a configured key, or `theme:NAME`).
     public let name: String

@@ -3,7 +3,7 @@ import Glibc
 /// Every sound the daemon can play, decoded once at load into the device format.
 /// Immutable after `load`; a reload builds a new bank and hands it to
 /// `AudioEngine.replaceBank`.
-public final class SoundBank: @unchecked Sendable {
+public final class SoundBank: Sendable {
     /// File extensions picked up from sound directories.
     public static let extensions: Set<String> = ["wav", "flac", "ogg", "oga"]
 

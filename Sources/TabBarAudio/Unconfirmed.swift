@@ -9,7 +9,7 @@
 /// server makes ready only once a session manager has linked it. So a voice released as played
 /// waits here until the next stream is ready (`confirmHeard`), and is reported — "may not
 /// have been heard" — when that stream is not (`failUnconfirmed`), or the device fails first.
-extension AudioEngine {
+extension AudioRenderer {
     /// A voice the device has taken whole: finished now, or kept until the next stream
     /// confirms it where the sink says standby does (`AudioSink.standbyConfirmsLink`).
     func released(_ s: Unmanaged<Sound>, voice: UInt32) {

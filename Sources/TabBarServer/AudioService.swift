@@ -8,8 +8,8 @@ final class AudioService {
     var config: ServerConfig { didSet { lastPlayed = nil } }
     private(set) var bank: SoundBank
     private(set) var engine: AudioEngine?
-    /// `--audio auto`'s sink (real device or null sink meanwhile); nil in the other modes.
-    private let fallback: FallbackSink?
+    /// Which device `--audio auto`'s sink plays (real device or null sink meanwhile); nil in the other modes.
+    private let fallback: FallbackSink.Status?
     /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
     private(set) var nullSink: NullSink?
     private var startError: String?
@@ -40,11 +40,12 @@ final class AudioService {
         if config.soundDirs.isEmpty {
             Log.warning("No sounds directory found (looked for Sounds/click.wav); pass --sounds DIR. Sounds are unavailable.")
         }
-        var sink: AudioSink
+        var sink: any AudioSink
         switch config.audio {
         case .null:
-            nullSink = AudioService.makeNullSink(config: config, format: format)
-            sink = nullSink!
+            let null = AudioService.makeNullSink(config: config, format: format)
+            nullSink = null
+            sink = null
             fallback = nil
         case .alsa:
             let alsa = AlsaSink(device: config.alsaDevice, format: format, periodFrames: config.periodFrames, log: AudioService.log)
@@ -58,8 +59,8 @@ final class AudioService {
             // The real device when it opens, the null sink meanwhile; retried at every sound.
             let alsa = AlsaSink(device: config.alsaDevice, format: format, periodFrames: config.periodFrames, log: AudioService.log)
             let f = FallbackSink(primary: alsa, standin: NullSink(format: format, periodFrames: config.periodFrames), log: AudioService.log)
+            fallback = f.status
             sink = f
-            fallback = f
         }
         let engine = AudioEngine(sink: sink, bank: bank, voices: config.voices,
                                  idleTimeout: nullSink?.clock != nil ? AudioService.manualIdleTimeout : Double(config.idleStopMs) / 1000,

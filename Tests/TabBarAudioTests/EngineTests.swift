@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import Testing
 @testable import TabBarAudio
 
@@ -17,8 +18,8 @@ private func makeSound(_ dir: TempDir, _ name: String, seconds: String = "0.05",
 private func startedPool(_ dir: TempDir, voices: Int) throws -> (Sound, NullSink, AudioEngine) {
     let long = makeSound(dir, "long", seconds: "1")
     let sink = NullSink(format: .standard, periodFrames: 256, recordVoices: 16)
-    let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), voices: voices, log: { _, _ in })
-    engine.shutdownGrace = 0
+    let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), voices: voices,
+                             shutdownGrace: 0, log: { _, _ in })
     try engine.start()
     return (long, sink, engine)
 }
@@ -144,8 +145,8 @@ private func startedPool(_ dir: TempDir, voices: Int) throws -> (Sound, NullSink
         defer { dir.cleanup() }
         let long = makeSound(dir, "long", seconds: "1")
         let sink = NullSink(format: .standard, periodFrames: 256)
-        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), log: { _, _ in })
-        engine.shutdownGrace = 0
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long]), shutdownGrace: 0,
+                                 log: { _, _ in })
         try engine.start()
         defer { engine.shutdown() }
         _ = engine.play(long, gain: 0.1, requestedAt: monotonicNanos(), retrigger: .restart)
@@ -180,10 +181,11 @@ private func startedPool(_ dir: TempDir, voices: Int) throws -> (Sound, NullSink
 }
 
 /// A sink whose device cannot be opened the first `failures` times.
-final class FlakySink: AudioSink, @unchecked Sendable {
+final class FlakySink: AudioSink, Sendable {
     let inner = NullSink()
-    var failures: Int
-    var attempts = 0
+    let failures: Int
+    private let openAttempts = Atomic<Int>(0)
+    var attempts: Int { openAttempts.load(ordering: .acquiring) }
     init(failures: Int) { self.failures = failures }
     var format: PCMFormat { inner.format }
     var periodFrames: Int { inner.periodFrames }
@@ -192,8 +194,7 @@ final class FlakySink: AudioSink, @unchecked Sendable {
     var pacing: StreamPacing { .clock }
     var xruns: Int { 0 }
     func open() throws {
-        attempts += 1
-        if attempts <= failures { throw AudioError.deviceOpen(device: "flaky", reason: "No such device") }
+        if openAttempts.add(1, ordering: .acquiringAndReleasing).newValue <= failures { throw AudioError.deviceOpen(device: "flaky", reason: "No such device") }
         try inner.open()
     }
     func start() throws { try inner.start() }

@@ -14,7 +14,7 @@ import Synchronization
 /// - **xrun** (`injectXrun()`): the next `queuedFrames` behaves as `snd_pcm_avail`
 ///   returning -EPIPE that `snd_pcm_recover` fixes: `xruns` goes up by one, the stream
 ///   restarts empty (0 frames queued) and no error reaches the engine.
-final class FaultSink: AudioSink, @unchecked Sendable {
+final class FaultSink: AudioSink, Sendable {
     let format: PCMFormat
     let periodFrames: Int
     let bufferFrames: Int
@@ -45,16 +45,17 @@ final class FaultSink: AudioSink, @unchecked Sendable {
         var records: [VoiceRecord] = []
         /// Open generation (1 = first successful open) each record was started in.
         var recordOpens: [Int] = []
+        /// The device's clock (the audio thread's).
+        var pacer: ClockPacer
     }
 
-    private let state = Mutex(State())
-    private var pacer: ClockPacer
+    private let state: Mutex<State>
 
     init(format: PCMFormat = .standard, periodFrames: Int = 256, bufferPeriods: Int = 4) {
         self.format = format
         self.periodFrames = periodFrames
         self.bufferFrames = periodFrames * bufferPeriods
-        self.pacer = ClockPacer(rate: format.rate)
+        state = Mutex(State(pacer: ClockPacer(rate: format.rate)))
     }
 
     // MARK: Test controls (any thread)
@@ -103,28 +104,24 @@ final class FaultSink: AudioSink, @unchecked Sendable {
 
     func start() throws {
         try checkPlugged()
-        pacer.reset()
+        state.withLock { $0.pacer.reset() }
     }
 
     func queuedFrames() throws -> Int {
         try checkPlugged()
-        let xrun = state.withLock { s -> Bool in
-            guard s.pendingXrun else { return false }
+        return state.withLock { s -> Int in
+            guard s.pendingXrun else { return s.pacer.queued() }
+            // snd_pcm_recover: the stream is prepared again, nothing queued.
             s.pendingXrun = false
             s.xruns += 1
-            return true
-        }
-        if xrun {
-            // snd_pcm_recover: the stream is prepared again, nothing queued.
-            pacer.reset()
+            s.pacer.reset()
             return 0
         }
-        return pacer.queued()
     }
 
     func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
         try checkPlugged()
-        var t = pacer.nanosUntil(queued: lowWater)
+        var t = state.withLock { $0.pacer.nanosUntil(queued: lowWater) }
         if let limit = timeoutNanos { t = min(t, limit) }
         return pollReadable(wakeFD, timeoutNanos: t)
     }
@@ -141,9 +138,9 @@ final class FaultSink: AudioSink, @unchecked Sendable {
             s.xruns += 1
             return true
         }
-        if xrun { pacer.reset() }
-        pacer.wrote(frames)
         state.withLock { s in
+            if xrun { s.pacer.reset() }
+            s.pacer.wrote(frames)
             s.written += Int64(frames)
             s.totalWritten += Int64(frames)
         }

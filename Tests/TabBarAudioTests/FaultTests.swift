@@ -16,8 +16,8 @@ import Testing
         let sink = FaultSink()
         var long = tone("long", seconds: 5)
         let click = tone("click", seconds: 0.05)
-        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: logs.log)
-        engine.shutdownGrace = 0
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), shutdownGrace: 0,
+                                 log: logs.log)
         try engine.start()
         defer { engine.shutdown() }
 
@@ -153,8 +153,8 @@ import Testing
     @Test func xrunIsCountedAndPlaybackContinues() throws {
         let sink = FaultSink()
         let long = tone("long", seconds: 5), click = tone("click", seconds: 0.05)
-        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long, click]), log: { _, _ in })
-        engine.shutdownGrace = 0
+        let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [long, click]), shutdownGrace: 0,
+                                 log: { _, _ in })
         try engine.start()
         defer { engine.shutdown() }
         let l = try #require(voice(engine.play(long, gain: 1, requestedAt: monotonicNanos())))

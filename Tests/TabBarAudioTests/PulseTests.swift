@@ -11,7 +11,7 @@ import Testing
 /// into the sound and nobody is told. Here writes arrive `lateness` after `write` (the plugin's
 /// thread, the socket, the server's main loop), cycles are `quantum` frames of the clock, and
 /// `output` is what the server played, cycle by cycle, from the first write after a standby.
-final class PulseLikeSink: AudioSink, @unchecked Sendable {
+final class PulseLikeSink: AudioSink, Sendable {
     let format = PCMFormat.standard
     let periodFrames = 128
     let bufferFrames = 4096
@@ -149,8 +149,9 @@ final class PulseLikeSink: AudioSink, @unchecked Sendable {
 /// not take the audio thread (or the daemon's start and stop) with it.
 @Suite(.serialized) struct BoundedCallTests {
     @Test func aCallThatDoesNotReturnIsGivenUpAndClosedWhenItDoes() {
-        var gate: [Int32] = [-1, -1]
-        #expect(pipe(&gate) == 0)
+        var fds: [Int32] = [-1, -1]
+        #expect(pipe(&fds) == 0)
+        let gate = fds
         defer { close(gate[0]); close(gate[1]) }
         let lateResult = Mutex<Int32?>(nil)
         let before = BoundedALSA.stuck.load(ordering: .acquiring)
@@ -177,7 +178,7 @@ final class PulseLikeSink: AudioSink, @unchecked Sendable {
 /// A clock-paced sink whose standby makes a new server stream, as through PulseAudio's plugin
 /// (`standbyConfirmsLink`), and whose next standby can be made to fail: the server did not make
 /// the new stream ready because no session manager linked it.
-final class NextStreamSink: AudioSink, @unchecked Sendable {
+final class NextStreamSink: AudioSink, Sendable {
     let format = PCMFormat.standard
     let periodFrames = 128
     let bufferFrames = 4096
@@ -187,8 +188,7 @@ final class NextStreamSink: AudioSink, @unchecked Sendable {
     var xruns: Int { 0 }
     var canStandby: Bool { true }
     var standbyConfirmsLink: Bool { confirmsLink }
-    private var pacer = ClockPacer(rate: 48000)
-    private let state = Mutex((standbys: 0, failNext: false, failed: 0))
+    private let state = Mutex((standbys: 0, failNext: false, failed: 0, pacer: ClockPacer(rate: 48000)))
     var standbys: Int { state.withLock { $0.standbys } }
     var failedStandbys: Int { state.withLock { $0.failed } }
     init(confirmsLink: Bool) { self.confirmsLink = confirmsLink }
@@ -196,21 +196,20 @@ final class NextStreamSink: AudioSink, @unchecked Sendable {
     func failNextStandby() { state.withLock { $0.failNext = true } }
     func open() throws {}
     func start() throws {}
-    func queuedFrames() throws -> Int { pacer.queued() }
+    func queuedFrames() throws -> Int { state.withLock { $0.pacer.queued() } }
     func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
-        var t = pacer.nanosUntil(queued: lowWater)
+        var t = state.withLock { $0.pacer.nanosUntil(queued: lowWater) }
         if let limit = timeoutNanos { t = min(t, limit) }
         return pollReadable(wakeFD, timeoutNanos: t)
     }
-    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { pacer.wrote(frames) }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { state.withLock { $0.pacer.wrote(frames) } }
     func standby() -> Bool {
-        let fail = state.withLock { s -> Bool in
-            if s.failNext { s.failNext = false; s.failed += 1; return true }
+        state.withLock { s -> Bool in
+            if s.failNext { s.failNext = false; s.failed += 1; return false }
             s.standbys += 1
-            return false
+            s.pacer.reset()
+            return true
         }
-        if !fail { pacer.reset() }
-        return !fail
     }
     func stop() {}
     func close() {}
@@ -242,7 +241,10 @@ final class NextStreamSink: AudioSink, @unchecked Sendable {
         sink.failNextStandby()
         let lost = try #require(play(engine, c))
         #expect(eventually { sink.failedStandbys == 1 })
-        let failed = collectReports(engine, count: 4, seconds: 3).filter { $0.failure != nil }
+        // The stream stands by again after the failed one: what that failure reports was sent before.
+        #expect(eventually { sink.standbys == 2 })
+        var failed: [VoiceReport] = []
+        engine.drainReports { if $0.failure != nil { failed.append($0) } }
         #expect(failed.map(\.voice) == [lost], "only the click taken before the failed stream: \(failed.map(\.voice)), not \(heard)")
         #expect(failed.first?.failure?.contains("may not have played it") == true)
     }
@@ -258,6 +260,9 @@ final class NextStreamSink: AudioSink, @unchecked Sendable {
         sink.failNextStandby()
         _ = play(engine, c)
         #expect(eventually { sink.failedStandbys == 1 })
-        #expect(collectReports(engine, count: 4, seconds: 1).filter { $0.failure != nil }.isEmpty)
+        #expect(eventually { sink.standbys == 2 }, "the stream stands by again after the failed one")
+        var failed: [VoiceReport] = []
+        engine.drainReports { if $0.failure != nil { failed.append($0) } }
+        #expect(failed.isEmpty)
     }
 }

@@ -64,13 +64,14 @@ struct SettleTests {
 /// `StandbySink`, but device-paced (frames leave at the clock's rate), and its `settle` takes
 /// as long as the slowest real one (no session manager: 1 s and more) unless a sound is
 /// waiting; either way it measures a 256-frame pull (a real one cut short has seen two steps).
-final class SlowSettleSink: StandbySink, @unchecked Sendable {
-    override var pacing: StreamPacing { .device }
+final class SlowSettleSink: StandbySinkVariant, Sendable {
+    let base = StandbySink()
+    var pacing: StreamPacing { .device }
     private let calls = Mutex((settles: 0, cut: 0, pull: 0))
     var settles: Int { calls.withLock { $0.settles } }
     var cutShort: Int { calls.withLock { $0.cut } }
-    override var pullFrames: Int { calls.withLock { $0.pull } }
-    override func settle(wakeFD: Int32) {
+    var pullFrames: Int { calls.withLock { $0.pull } }
+    func settle(wakeFD: Int32) {
         calls.withLock { $0.settles += 1 }
         if pollReadable(wakeFD, timeoutNanos: 30_000_000_000) { calls.withLock { $0.cut += 1 } }
         calls.withLock { $0.pull = 256 }
@@ -78,12 +79,12 @@ final class SlowSettleSink: StandbySink, @unchecked Sendable {
     /// The size of the first write after each stream start: the queue the engine keeps.
     private let starts = Mutex((pending: false, firstWrites: [Int]()))
     var firstWrites: [Int] { starts.withLock { $0.firstWrites } }
-    override func start() throws {
-        try super.start()
+    func start() throws {
+        try base.start()
         starts.withLock { $0.pending = true }
     }
-    override func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        try super.write(samples, frames: frames)
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
+        try base.write(samples, frames: frames)
         starts.withLock { if $0.pending { $0.pending = false; $0.firstWrites.append(frames) } }
     }
 }

@@ -4,48 +4,78 @@ import Testing
 @testable import TabBarAudio
 
 /// A clock-paced sink that supports `standby` (like `AlsaSink`) and counts the calls.
-class StandbySink: AudioSink, @unchecked Sendable {
+final class StandbySink: AudioSink, Sendable {
     let format = PCMFormat.standard
     let periodFrames = 128
     let bufferFrames = 4096
     var deviceName: String { "standby" }
     var pacing: StreamPacing { .clock }
-    init() {}
-    func settle(wakeFD: Int32) {}
-    var pullFrames: Int { 0 }
-    var xruns: Int { pacer.underruns }
+    var xruns: Int { state.withLock { $0.pacer.underruns } }
     var canStandby: Bool { true }
-    /// (A subclass says PipeWire's plugin met its start race: `RacingSink`.)
-    var startRaces: Int { 0 }
-    private var pacer = ClockPacer(rate: 48000)
-    private let counts = Mutex((standbys: 0, starts: 0))
-    var standbys: Int { counts.withLock { $0.standbys } }
+    private struct State {
+        var pacer = ClockPacer(rate: 48000)
+        var standbys = 0, starts = 0
+        /// Every frame written, interleaved (what the device would play, standbys cut out).
+        var out: [Float] = []
+    }
+    private let state = Mutex(State())
+    init() {}
+    var standbys: Int { state.withLock { $0.standbys } }
+    var written: [Float] { state.withLock { $0.out } }
     func open() throws {}
-    func start() throws { counts.withLock { $0.starts += 1 } }
-    func queuedFrames() throws -> Int { pacer.queued() }
+    func start() throws { state.withLock { $0.starts += 1 } }
+    func queuedFrames() throws -> Int { state.withLock { $0.pacer.queued() } }
     func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
-        var t = pacer.nanosUntil(queued: lowWater)
+        var t = state.withLock { $0.pacer.nanosUntil(queued: lowWater) }
         if let limit = timeoutNanos { t = min(t, limit) }
         return pollReadable(wakeFD, timeoutNanos: t)
     }
-    /// Every frame written, interleaved (what the device would play, standbys cut out).
-    private let out = Mutex([Float]())
-    var written: [Float] { out.withLock { $0 } }
     func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        pacer.wrote(frames)
-        out.withLock { $0.append(contentsOf: UnsafeBufferPointer(start: samples, count: frames * 2)) }
+        state.withLock { s in
+            s.pacer.wrote(frames)
+            for i in 0..<frames * 2 { s.out.append(samples[i]) }
+        }
     }
     func standby() -> Bool {
-        pacer.reset()
-        counts.withLock { $0.standbys += 1 }
+        state.withLock { s in
+            s.pacer.reset()
+            s.standbys += 1
+        }
         return true
     }
     func stop() {}
     func close() {}
 }
 
+/// A test sink that is a `StandbySink` with some of its behaviour replaced: what it does not
+/// define itself goes to `base`.
+protocol StandbySinkVariant: AudioSink {
+    var base: StandbySink { get }
+}
+
+extension StandbySinkVariant {
+    var format: PCMFormat { base.format }
+    var periodFrames: Int { base.periodFrames }
+    var bufferFrames: Int { base.bufferFrames }
+    var deviceName: String { base.deviceName }
+    var pacing: StreamPacing { base.pacing }
+    var xruns: Int { base.xruns }
+    var canStandby: Bool { base.canStandby }
+    var standbys: Int { base.standbys }
+    func open() throws { try base.open() }
+    func start() throws { try base.start() }
+    func queuedFrames() throws -> Int { try base.queuedFrames() }
+    func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
+        try base.wait(lowWater: lowWater, wakeFD: wakeFD, timeoutNanos: timeoutNanos)
+    }
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws { try base.write(samples, frames: frames) }
+    func standby() -> Bool { base.standby() }
+    func stop() { base.stop() }
+    func close() { base.close() }
+}
+
 /// A device-paced sink that accepts writes but never plays them (a stream nobody linked).
-final class StallSink: AudioSink, @unchecked Sendable {
+final class StallSink: AudioSink, Sendable {
     let format = PCMFormat.standard
     let periodFrames = 128
     let bufferFrames = 4096
@@ -53,8 +83,9 @@ final class StallSink: AudioSink, @unchecked Sendable {
     var pacing: StreamPacing { .device }
     var xruns: Int { 0 }
     private let queued = Mutex(0)
-    private(set) var opens = 0
-    func open() throws { opens += 1; queued.withLock { $0 = 0 } }
+    private let openCount = Atomic<Int>(0)
+    var opens: Int { openCount.load(ordering: .acquiring) }
+    func open() throws { openCount.add(1, ordering: .releasing); queued.withLock { $0 = 0 } }
     func start() throws {}
     func queuedFrames() throws -> Int { queued.withLock { $0 } }
     func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
@@ -113,8 +144,9 @@ final class StallSink: AudioSink, @unchecked Sendable {
         #expect(firstReports(engine, for: pair).map(\.failure) == [nil, nil], "both overlapping clicks start")
         #expect(eventually { engine.deviceState == "standby" })
         let before = sink.written.count
-        let pause = monotonicNanos()
-        #expect(eventually { monotonicNanos() - pause > 1_000_000_000 })   // 20 release time constants
+        // The stimulus: a 1 s pause in standby (20 release time constants).
+        var pause = timespec(tv_sec: 1, tv_nsec: 0), left = timespec()
+        while nanosleep(&pause, &left) != 0 { pause = left }
         let third = try #require(voice(engine.play(click, gain: 1, requestedAt: monotonicNanos())))
         #expect(firstReports(engine, for: [third]).map(\.failure) == [nil], "the click after the pause starts")
         #expect(eventually { sink.written.count >= before + frames * 2 })
@@ -214,14 +246,14 @@ final class StallSink: AudioSink, @unchecked Sendable {
         let logs = LogCollector()
         let device = FaultSink()
         device.unplug()
-        let sink = FallbackSink(primary: device, standin: NullSink(), log: logs.log)
-        sink.retryInterval = 0
+        let sink = FallbackSink(primary: device, standin: NullSink(), retryInterval: 0, log: logs.log)
+        let status = sink.status
         let click = tone("click", seconds: 0.01)
         let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), idleTimeout: 0.05, log: logs.log)
         try engine.start()
         defer { engine.shutdown() }
         #expect(engine.isAvailable, "the null sink stands in")
-        #expect(sink.usingStandin)
+        #expect(status.usingStandin)
         #expect(logs.contains(.warning, "playing into the null sink"))
         _ = engine.play(click, gain: 1, requestedAt: monotonicNanos())
         #expect(collectReports(engine, count: 1).count == 1)
@@ -235,7 +267,7 @@ final class StallSink: AudioSink, @unchecked Sendable {
         }
         #expect(collectReports(engine, count: 1).map(\.voice) == [v])
         #expect(eventually { device.wasWritten(voice: v) })
-        #expect(!sink.usingStandin)
+        #expect(!status.usingStandin)
         #expect(logs.contains(.notice, "sounds are heard again"))
     }
 
@@ -247,17 +279,8 @@ final class StallSink: AudioSink, @unchecked Sendable {
     }
 
     @Test func realtimeIsGrantedOrRefusedWithAReason() {
-        var outcome = Realtime.Outcome.off
-        var policy: Int32 = -1
         let logs = LogCollector()
-        var t = pthread_t()
-        let box = Unmanaged.passRetained(Box { outcome = Realtime.request(priority: 10, log: logs.log); policy = sched_getscheduler(0) })
-        pthread_create(&t, nil, { arg in
-            let b = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
-            b.body()
-            return nil
-        }, box.toOpaque())
-        pthread_join(t, nil)
+        let (outcome, policy) = onThread { (Realtime.request(priority: 10, log: logs.log), sched_getscheduler(0)) }
         switch outcome {
         case .rtkit(let policy, let p):
             // tests/rtkit covers this path with a real rtkit-daemon; here it means no CAP_SYS_NICE.
@@ -277,19 +300,18 @@ final class StallSink: AudioSink, @unchecked Sendable {
     }
 }
 
-final class Box: @unchecked Sendable {
-    let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
-}
-
 /// `StandbySink` whose audio thread stalls 20 ms right after the first write that follows each
 /// standby: the machine stalled for longer than that write lasts (a VM's stolen time, seen on
-/// the PipeWire rig as a click cut at the end of its first write).
-class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
+/// the PipeWire rig as a click cut at the end of its first write). `startRaces`: the replays of
+/// PipeWire's start race (AlsaStartRace.swift) it says it made, as `AlsaSink` would count them.
+final class StallAfterFirstWriteSink: StandbySinkVariant, Sendable {
+    let base = StandbySink()
+    let startRaces: Int
     private let first = Mutex((pending: true, sizes: [Int]()))
+    init(startRaces: Int = 0) { self.startRaces = startRaces }
     var firstWrites: [Int] { first.withLock { $0.sizes } }
-    override func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
-        try super.write(samples, frames: frames)
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws {
+        try base.write(samples, frames: frames)
         let stall = first.withLock { s -> Bool in
             guard s.pending else { return false }
             s.pending = false
@@ -298,16 +320,10 @@ class StallAfterFirstWriteSink: StandbySink, @unchecked Sendable {
         }
         if stall { var ts = timespec(tv_sec: 0, tv_nsec: 20_000_000); nanosleep(&ts, nil) }
     }
-    override func standby() -> Bool {
+    func standby() -> Bool {
         first.withLock { $0.pending = true }
-        return super.standby()
+        return base.standby()
     }
-}
-
-/// `StallAfterFirstWriteSink` whose replays of PipeWire's start race (AlsaStartRace.swift) are
-/// three: what `AlsaSink` would count.
-final class RacingSink: StallAfterFirstWriteSink, @unchecked Sendable {
-    override var startRaces: Int { 3 }
 }
 
 @Suite(.serialized) struct FirstWriteTests {
@@ -339,7 +355,7 @@ final class RacingSink: StallAfterFirstWriteSink, @unchecked Sendable {
     /// expected run-out: `run_out_xruns`, not `xruns`. The sink's start-race replays reach
     /// `stats.get` as `start_races` once the stream stands by.
     @Test func theRunOutAndTheStartRacesAreCountedApart() throws {
-        let sink = RacingSink()
+        let sink = StallAfterFirstWriteSink(startRaces: 3)
         let click = Sound(name: "click", samples: [Float](repeating: 0.05, count: 576 * 2), format: .standard)
         let engine = AudioEngine(sink: sink, bank: SoundBank(format: .standard, sounds: [click]), log: { _, _ in })
         try engine.start()

@@ -64,7 +64,7 @@ func s16(_ bytes: [UInt8]) -> [Int16] {
 }
 
 /// Collects log lines.
-final class LogCollector: @unchecked Sendable {
+final class LogCollector: Sendable {
     private let lines = Mutex<[(LogLevel, String)]>([])
     var log: AudioLog { { [self] level, text in lines.withLock { $0.append((level, text)) } } }
     var all: [(LogLevel, String)] { lines.withLock { $0 } }
@@ -142,4 +142,21 @@ func blockedInPoll(tid: Int32) -> Bool {
     #else
     return n == 73    // __NR_ppoll (aarch64)
     #endif
+}
+
+/// Runs `body` on a thread of its own and returns what it returned, once that thread ended.
+func onThread<T: Sendable>(_ body: sending @escaping () -> T) -> T {
+    let result = Locked<T?>(nil)
+    let thread = try! spawnThread { let v = body(); result.set(v) }.get()
+    pthread_join(thread, nil)
+    return result.value!
+}
+
+/// A value several threads read and write, behind a lock.
+final class Locked<T: Sendable>: Sendable {
+    private let m: Mutex<T>
+    init(_ value: T) { m = Mutex(value) }
+    var value: T { m.withLock { $0 } }
+    func set(_ v: T) { m.withLock { $0 = v } }
+    func update<R: Sendable>(_ body: (inout T) -> R) -> R { m.withLock { body(&$0) } }
 }
