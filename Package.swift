@@ -45,7 +45,7 @@ let package = Package(
         // are built by the Makefile with cc, not by SwiftPM.
         .systemLibrary(name: "CBench", path: "bench/CBench"),
         .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient", "TabBarCore", "CBench"], path: "bench",
-                          exclude: ["floor", "preload", "fbdclient", "pwmonitor", "canberra", "sink", "CBench"],
+                          exclude: ["floor", "preload", "fbdclient", "canberra", "sink", "CBench"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
 
         // The protocol fuzzer: invariants in a library (also run by FuzzTests), the libFuzzer
