@@ -31,9 +31,9 @@ APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsampl
 # What the man pages, completions and the .deb need (make man, make deb, make test-package).
 PACKAGING_APT_PACKAGES = scdoc man-db groff-base dpkg-dev file lintian bash-completion zsh fish
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
-BENCH_APT_PACKAGES = feedbackd dbus-daemon libcanberra-dev libcanberra-pulse
-# The real sound path (tests/pipewire, the bench's click at the sink): a private headless PipeWire,
-# PipeWire's and PulseAudio's ALSA plugins, the pulse clients, the probe's headers.
+BENCH_APT_PACKAGES = feedbackd dbus-daemon libcanberra-dev libcanberra-pulse valgrind
+# The real sound path (tests/pipewire, tests/rtkit, the bench's click at the sink; rig/ holds what they share): a
+# private headless PipeWire, PipeWire's and PulseAudio's ALSA plugins, the pulse clients, the probe's headers.
 # RTKit as a desktop user meets it (tests/rtkit): Debian's rtkit-daemon, polkitd, a private system bus.
 RTKIT_APT_PACKAGES = rtkit polkitd dbus-daemon dbus-bin util-linux
 PIPEWIRE_APT_PACKAGES = pipewire pipewire-bin pipewire-alsa wireplumber pipewire-pulse dbus-daemon pulseaudio-utils \
@@ -102,20 +102,25 @@ test-sandbox:
 	bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
 	SANDBOX_ALSA=plain bash systemd/check-sandbox.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl"
 
+# The at-the-sink probe of tests/pipewire and the bench: a capture stream on the null sink's monitor (rig/pwmonitor/).
+.build/rig/pwmonitor: rig/pwmonitor/pwmonitor.c rig/pwmonitor/late.c rig/pwmonitor/late.h | pipewire-deps
+	@mkdir -p $(@D)
+	cc -O2 -Wall -Wextra -o $@ rig/pwmonitor/pwmonitor.c rig/pwmonitor/late.c $$(pkg-config --cflags --libs libpipewire-0.3)
+
 ## pipewire-deps: what the real sound path needs (PipeWire, WirePlumber, pipewire-pulse, the ALSA plugins)
 pipewire-deps: deps
 	$(call apt_install,$(PIPEWIRE_APT_PACKAGES))
 
 ## test-pipewire: the real daemon through ALSA → PipeWire's ALSA plugin → a private headless PipeWire
-## (tests/pipewire/rig.sh, WirePlumber, a null sink): clicks bit-exact at the sink's monitor at quantum 256
+## (rig/rig.sh, WirePlumber, a null sink): clicks bit-exact at the sink's monitor at quantum 256
 ## and at min-quantum 1024, no accepted click lost without sound.failed across a server restart, `auto`
 ## switching over once the server is up, and through PulseAudio's ALSA plugin (rig_pulse → pipewire-pulse)
 ## no click with silence inserted into it, no hang when no session manager links its stream, and every click
 ## heard or reported when the session manager dies. Two probes judge each click (tests/pipewire/test_judge.py: the rule itself), and
 ## a probe reports the cycles PipeWire completed without it (ProbeLate).
 PW_TEST = python3 tests/pipewire/test_pipewire.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
-  --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/tests/pipewire/rig.sh" --monitor "$(CURDIR)/.build/bench/pwmonitor"
-test-pipewire: pipewire-deps .build/bench/pwmonitor
+  --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/rig/rig.sh" --monitor "$(CURDIR)/.build/rig/pwmonitor"
+test-pipewire: pipewire-deps .build/rig/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
 	python3 tests/pipewire/test_judge.py
 	$(PW_TEST) Quantum256 MinQuantum1024 ServerRestart AutoBeforeServer IdleAfterStart PluginThread PulsePlugin PulseNoSessionManager ProbeLate
@@ -229,13 +234,14 @@ bench-web: release web-test-deps
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.
 BENCH_CC = cc -O2 -Wall -Wextra
-bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build/bench/fbdclient .build/bench/pwmonitor .build/bench/caclick
+bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build/bench/fbdclient .build/rig/pwmonitor .build/bench/caclick
 	@mkdir -p .bench
-	python3 bench/sink/sinkbench.py --daemon .build/release/tabbard --sounds Sounds --rig tests/pipewire/rig.sh \
-	  --monitor .build/bench/pwmonitor --caclick .build/bench/caclick $(filter --quick,$(ARGS)) --out .bench/sink.json
+	python3 bench/sink/sinkbench.py --daemon .build/release/tabbard --sounds Sounds --rig rig/rig.sh \
+	  --monitor .build/rig/pwmonitor --caclick .build/bench/caclick $(filter --quick,$(ARGS)) --out .bench/sink.json
 	.build/release/tabbard-bench --daemon .build/release/tabbard --sounds Sounds \
 	  --floor .build/bench/floor --shim .build/bench/libclickshim.so --fbdclient .build/bench/fbdclient \
 	  --sink-json .bench/sink.json $(ARGS)
+	@for r in select touch; do printf '%s: ' "$$r"; REQUEST=$$r bash bench/ir/ir.sh .build/release/tabbard 3; done
 
 ## bench-deps: what only the benchmark needs (the feedbackd reference); not part of `make test`
 bench-deps: deps pipewire-deps
@@ -244,11 +250,6 @@ bench-deps: deps pipewire-deps
 .build/bench/floor: bench/floor/floor.c
 	@mkdir -p $(@D)
 	$(BENCH_CC) -o $@ $<
-
-# The at-the-sink probe: a capture stream on the null sink's monitor (bench/pwmonitor/pwmonitor.c).
-.build/bench/pwmonitor: bench/pwmonitor/pwmonitor.c bench/pwmonitor/late.c bench/pwmonitor/late.h | pipewire-deps
-	@mkdir -p $(@D)
-	$(BENCH_CC) -o $@ bench/pwmonitor/pwmonitor.c bench/pwmonitor/late.c $$(pkg-config --cflags --libs libpipewire-0.3)
 
 # libcanberra as an application uses it (one context, cached sample), for the click at the sink.
 .build/bench/caclick: bench/canberra/caclick.c | bench-deps

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The click at the sink (docs/PERFORMANCE.md): request → the click's first frame consumed by the null sink of a
-private headless PipeWire (tests/pipewire/rig.sh, WirePlumber, pipewire-pulse), read by pwmonitor on the
+private headless PipeWire (rig/rig.sh, WirePlumber, pipewire-pulse), read by pwmonitor on the
 sink's monitor with graph-cycle times (CLOCK_MONOTONIC). Request time = just before send() (tabbard, caclick's
 ca_context_play) or just before the client process is spawned (aplay, paplay, pactl play-sample).
 
@@ -25,8 +25,9 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "pipewire"))
-from pwrig import Client, Daemon, Monitor, Rig, any_blind, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "rig"))  # pwrig, tabbardclient
+from pwrig import Daemon, Monitor, Rig, any_blind, click_at, damage_kind, wait_for, wav_frames  # noqa: E402
+from tabbardclient import Client  # noqa: E402
 
 
 # Leading silence of the padded click for the cached-sample rows (Bench.padded): more than the ~10 ms the

@@ -69,6 +69,9 @@ import time
 import unittest
 import wave
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))
+from tabbardclient import Client, ProtocolError  # noqa: E402  (one connection: hello, requests, replies, events)
+
 DAEMON = None
 SOUNDS = None
 
@@ -99,144 +102,6 @@ def item(id_, kind="tab", title=None, enabled=True):
 ITEMS = [item("home"), item("nearby"), item("post", "center", "Post"),
          item("chat"), item("me")]
 TABS = ["home", "nearby", "chat", "me"]
-
-
-class ProtocolError(AssertionError):
-    pass
-
-
-class Client:
-    """One connection: reads the hello, sends requests, matches replies,
-    keeps notifications (events) that arrive meanwhile in `self.events`."""
-
-    def __init__(self, path, read_hello=True):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(TIMEOUT)
-        self.sock.connect(path)
-        self.sock.setblocking(False)
-        self.buf = b""
-        self.eof = False
-        self.events = []
-        self.next_id = 1
-        self.hello = self.recv() if read_hello else None
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-    # -- raw I/O -------------------------------------------------------
-    def send_raw(self, data):
-        if isinstance(data, str):
-            data = data.encode()
-        view = memoryview(data)
-        deadline = time.monotonic() + TIMEOUT
-        while view:
-            # Keep draining input while we write, so a daemon that blocks on
-            # writing its replies cannot deadlock against us.
-            r, w, _ = select.select([self.sock], [self.sock], [], max(0.0, deadline - time.monotonic()))
-            if r:
-                self._fill()
-            if w:
-                try:
-                    n = self.sock.send(view)
-                    view = view[n:]
-                except BlockingIOError:
-                    pass
-            if time.monotonic() > deadline:
-                raise ProtocolError("timed out writing to the daemon")
-
-    def send(self, obj):
-        self.send_raw(json.dumps(obj) + "\n")
-
-    def _fill(self):
-        try:
-            chunk = self.sock.recv(1 << 16)
-        except BlockingIOError:
-            return
-        if not chunk:
-            self.eof = True
-        self.buf += chunk
-
-    def recv_line(self, timeout=TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            if self.eof:
-                raise ProtocolError("connection closed by the daemon (buffered: %r)" % self.buf[:200])
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ProtocolError("timed out after %.1fs waiting for a line from the daemon" % timeout)
-            r, _, _ = select.select([self.sock], [], [], left)
-            if r:
-                self._fill()
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line
-
-    def recv(self, timeout=TIMEOUT):
-        line = self.recv_line(timeout)
-        try:
-            return json.loads(line)
-        except ValueError:
-            raise ProtocolError("daemon sent a line that is not JSON: %r" % line[:200])
-
-    # -- JSON-RPC ------------------------------------------------------
-    def new_id(self):
-        i = self.next_id
-        self.next_id += 1
-        return i
-
-    def request_obj(self, method, params=None, id_=None):
-        msg = {"jsonrpc": "2.0", "id": self.new_id() if id_ is None else id_, "method": method}
-        if params is not None:
-            msg["params"] = params
-        return msg
-
-    def wait_reply(self, id_, timeout=TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while True:
-            msg = self.recv(max(0.0, deadline - time.monotonic()))
-            if "id" not in msg:
-                self.events.append(msg)
-                continue
-            if msg.get("id") != id_:
-                raise ProtocolError("expected the reply to id %r, got %r" % (id_, msg))
-            return msg
-
-    def call_raw(self, method, params=None):
-        req = self.request_obj(method, params)
-        self.send(req)
-        return self.wait_reply(req["id"])
-
-    def call(self, method, params=None):
-        """Call and return `result`; fails if the reply is an error."""
-        rep = self.call_raw(method, params)
-        if "error" in rep or "result" not in rep:
-            raise ProtocolError("%s %s failed: %r" % (method, json.dumps(params), rep))
-        return rep["result"]
-
-    def call_error(self, method, params=None):
-        """Call and return `error`; fails if the reply is a result."""
-        rep = self.call_raw(method, params)
-        if "error" not in rep:
-            raise ProtocolError("%s %s: expected an error, got %r" % (method, json.dumps(params), rep))
-        return rep["error"]
-
-    def wait_event(self, pred, timeout=TIMEOUT, what="event"):
-        for i, ev in enumerate(self.events):
-            if pred(ev):
-                return self.events.pop(i)
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ProtocolError("timed out waiting for %s (seen: %r)" % (what, self.events[-10:]))
-            msg = self.recv(left)
-            if "id" in msg:
-                raise ProtocolError("unexpected reply while waiting for %s: %r" % (what, msg))
-            if pred(msg):
-                return msg
-            self.events.append(msg)
 
 
 def is_event(method, **params):
@@ -323,7 +188,7 @@ class DaemonTest(unittest.TestCase):
 
     # -- helpers ---------------------------------------------------------
     def connect(self, read_hello=True):
-        c = Client(self.daemon.socket, read_hello)
+        c = Client(self.daemon.socket, TIMEOUT, read_hello)
         self.clients.append(c)
         return c
 
@@ -395,7 +260,7 @@ class TestGreetingAndFraming(DaemonTest):
 
     def test_hello_comes_first_even_if_client_writes_immediately(self):
         c = self.connect(read_hello=False)
-        c.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        c.send("ping")   # {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         first = c.recv()
         self.assertEqual(first.get("method"), "hello", first)
         rep = c.recv()
@@ -885,7 +750,7 @@ class TestSubscribe(DaemonTest):
             else:
                 reqs.append(b.request_obj("badge.set", {"tab": "chat", "count": i}))
         b.send_raw("".join(json.dumps(q) + "\n" for q in reqs))
-        replies = [b.wait_reply(q["id"]) for q in reqs]
+        replies = [b.reply(q["id"]) for q in reqs]
         expected = {}
         for q, rep in zip(reqs, replies):
             self.assertIn("result", rep, rep)

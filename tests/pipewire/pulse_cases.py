@@ -2,12 +2,10 @@
 
 import os
 import signal
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import sched, wait_for  # noqa: E402
-from rigcase import CLICKS, FAILED_TIMEOUT, HEARD_TIMEOUT, RigCase, after_click  # noqa: E402
+from pwrig import sched, wait_for  # (rig/, on the path: test_pipewire.py)
+from rigcase import CLICKS, FAILED_TIMEOUT, HEARD_TIMEOUT, RigCase, after_click
 
 
 class PulsePlugin(RigCase):

@@ -1,15 +1,14 @@
 """What the tests on the real sound path share (tests/pipewire/test_pipewire.py runs them): the paths, the
-timeouts, and RigCase — a private PipeWire rig (rig.sh), two probes on the sink's monitor, a daemon and its
+timeouts, and RigCase — a private PipeWire rig (rig/rig.sh), two probes on the sink's monitor, a daemon and its
 clients, each stopped by its PID when the case ends."""
 
 import os
 import shutil
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pwrig import Client, Daemon, Monitor, Rig, judge, run_tests, wait_for, wav_frames  # noqa: E402,F401
+from pwrig import Daemon, Monitor, Rig, judge, run_tests, wait_for, wav_frames  # noqa: F401 (rig/, on the path: test_pipewire.py)
+from tabbardclient import Client
 
 class P:
     """The paths every case needs, set by main() from the command line."""

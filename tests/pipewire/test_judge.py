@@ -10,7 +10,7 @@ import sys
 import threading
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # pwrig
 from pwrig import Monitor, judge, run_tests  # noqa: E402
 from test_pipewire import SILENCE_AFTER  # noqa: E402
 

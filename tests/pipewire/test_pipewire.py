@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """tabbard on the real sound path: ALSA → PipeWire's ALSA plugin → a private headless PipeWire with
-WirePlumber and a 48 kHz null sink (tests/pipewire/rig.sh), heard at the sink's monitor (pwmonitor).
+WirePlumber and a 48 kHz null sink (rig/rig.sh), heard at the sink's monitor (rig/pwmonitor).
 
 Usage:
-    python3 tests/pipewire/test_pipewire.py --daemon tabbard --sounds Sounds --rig tests/pipewire/rig.sh \\
-        --monitor .build/bench/pwmonitor [unittest names, e.g. MinQuantum1024]
+    python3 tests/pipewire/test_pipewire.py --daemon tabbard --sounds Sounds --rig rig/rig.sh \\
+        --monitor .build/rig/pwmonitor [unittest names, e.g. MinQuantum1024]
 
 What a person would notice, checked at the sink:
 * Quantum256 / MinQuantum1024: every accepted click arrives bit-exact (the daemon renders a single click at
@@ -17,7 +17,7 @@ What a person would notice, checked at the sink:
 * PulseNoSessionManager: through PulseAudio's ALSA plugin with no session manager (none at start; WirePlumber
   killed while playing, a click in flight): the daemon comes up, every click accepted as WirePlumber goes is
   heard or reported, clicks are then refused saying why, and SIGTERM stops it.
-* ProbeLate: a probe made late reports the cycles PipeWire completed without it (bench/pwmonitor/late.c).
+* ProbeLate: a probe made late reports the cycles PipeWire completed without it (rig/pwmonitor/late.c).
 * The rule these tests judge clicks by (pwrig.judge: two probes capture the sink's monitor, and what one alone
   lacks is that probe's loss, not the sink's, issue 12's "rare missing quantum") is tested on its own, with no
   rig, by tests/pipewire/test_judge.py.
@@ -32,15 +32,14 @@ click at the sink), with a generous deadline. The last line is "N passed, N fail
 
 To look into a failure: KEEP_RIG=1 keeps each case's directory (logs, captures; TMPDIR sets where),
 TABBARD_LOG_LEVEL=debug sets the daemon's log level, and TRACE_PW=alsa.pcm:T gives the daemon PipeWire's log of
-its ALSA plugin, each cycle (PIPEWIRE_DEBUG; it changes the timing a little). tests/pipewire/stalls.py stalls
-every CPU at once now and then, as a VM's stolen time does (the late refills seen on the CI machine).
+its ALSA plugin, each cycle (PIPEWIRE_DEBUG; it changes the timing a little).
 """
 
 import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # pwrig, tabbardclient
 from pwrig import Monitor, sched, wait_for  # noqa: E402
 from rigcase import (CLICKS, FAILED_TIMEOUT, HEARD_TIMEOUT, SILENCE_AFTER, P, RigCase, after_click,  # noqa: E402
                      expected_click, main, now_ns)
@@ -185,7 +184,7 @@ class ServerRestart(RigCase):
 
 
 class ProbeLate(RigCase):
-    """The probe itself (bench/pwmonitor). PipeWire makes the sink wait for a slow capture, but when a cycle is not
+    """The probe itself (rig/pwmonitor). PipeWire makes the sink wait for a slow capture, but when a cycle is not
     complete by the driver's next timer it completes it without the capture, and the sink's monitor hands on its
     next output while the capture has not taken the previous one: a quantum the probe can lose with no gap in its
     stream (issue 12's rare missing quantum; docs/PERFORMANCE.md, "Two probes", run 8). pwmonitor reads

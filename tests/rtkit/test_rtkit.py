@@ -16,7 +16,7 @@ polkitd only), so the machine's polkit configuration is neither read nor changed
 Needs root (it starts polkitd and rtkit-daemon, and drops tabbard to nobody) and mount namespaces;
 without them it says SKIP and why, and exits 0 — unless RTKIT_REQUIRED=1 (like the sandbox check's
 SANDBOX_REQUIRED). CI runs as root, so there it always runs.
-usage: tests/rtkit/test_rtkit.py --daemon PATH/TO/tabbard [--rig tests/pipewire/rig.sh] [CASE ...]
+usage: tests/rtkit/test_rtkit.py --daemon PATH/TO/tabbard [--rig rig/rig.sh] [CASE ...]
 """
 
 import argparse
@@ -29,7 +29,7 @@ import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipewire"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # pwrig
 from pwrig import Rig, run_tests, sched, terminate, wait_for  # noqa: E402  (the helpers both real-system suites share)
 
 DAEMON = None
@@ -277,7 +277,7 @@ def main():
     global DAEMON, RIG
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
-    ap.add_argument("--rig", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipewire", "rig.sh"))
+    ap.add_argument("--rig", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig", "rig.sh"))
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     DAEMON = os.path.abspath(a.daemon)

@@ -2,11 +2,11 @@
 # Instructions per request (deterministic, unlike timings): runs TABBARD_BINARY under
 # callgrind, collecting only inside Server.run (the state loop), drives pipelined
 # tab.select load at it, and prints total instructions / requests served.
-# usage: [REQUEST=select|touch] bench/tools/ir.sh TABBARD_BINARY [SECONDS]
-#        ROUND_TRIPS=N bench/tools/ir.sh …   N sequential round trips (after N/10 more
+# usage: [REQUEST=select|touch] bench/ir/ir.sh TABBARD_BINARY [SECONDS]   (make bench runs both)
+#        ROUND_TRIPS=N bench/ir/ir.sh …   N sequential round trips (after N/10 more
 #          to warm up) instead: each request is a loop turn of its own, so the figure
 #          includes the loop's per-turn work
-#        SUBSCRIBED=1 bench/tools/ir.sh …     with one more client subscribed to every
+#        SUBSCRIBED=1 bench/ir/ir.sh …     with one more client subscribed to every
 #          topic (as a front end is), reading its events: the figure then includes
 #          building, encoding and sending each change's events
 set -euo pipefail

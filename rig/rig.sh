@@ -99,7 +99,7 @@ EOF
     printf 'alsa_monitor.enabled = false\nv4l2_monitor.enabled = false\nlibcamera_monitor.enabled = false\n' \
         >"$conf/wireplumber/main.lua.d/90-rig.lua"
     cat >"$dir/asound.conf" <<EOF
-# Written by tests/pipewire/rig.sh: pcms that reach the rig's PipeWire (XDG_RUNTIME_DIR=$run).
+# Written by rig/rig.sh: pcms that reach the rig's PipeWire (XDG_RUNTIME_DIR=$run).
 pcm.rig {
     type pipewire
     playback_node "-1"

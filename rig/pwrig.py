@@ -1,15 +1,14 @@
-"""Helpers for the real sound path (tests/pipewire, bench/sink): the private PipeWire of rig.sh, the
-at-the-sink probe pwmonitor, a tabbard daemon pointed at the rig, a JSON-RPC client. Python 3 stdlib only.
+"""Helpers for the real sound path (tests/pipewire, tests/rtkit, bench/sink): the private PipeWire of rig.sh, the
+at-the-sink probe pwmonitor (pwmonitor/, built by the Makefile into .build/rig/pwmonitor), a tabbard daemon pointed
+at the rig. The client of its socket is tabbardclient.py, beside this file. Python 3 stdlib only.
 
 Nothing here sleeps for a fixed time: every wait is for a condition, with a deadline."""
 
 import array
 import json
 import os
-import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,8 @@ import threading
 import time
 import unittest
 import wave
+
+from tabbardclient import Client, ProtocolError
 
 RATE = 48000
 
@@ -71,7 +72,7 @@ def sched(pid, comm):
 
 
 class Rig:
-    """A private headless PipeWire (tests/pipewire/rig.sh) in its own directory. `user` (a uid): the
+    """A private headless PipeWire (rig.sh) in its own directory. `user` (a uid): the
     servers run as that user (the directory is theirs), the way a desktop user's do."""
 
     def __init__(self, script, options=(), base=None, user=None):
@@ -182,7 +183,7 @@ class Monitor:
                     if len(parts) >= 4 and parts[2] == "at":
                         self.gap_spans.append((int(parts[3]), int(parts[1])))
                 elif parts[:2] == ["late", "at"] and len(parts) >= 3:
-                    # a cycle PipeWire completed without this probe (bench/pwmonitor/late.c): the buffers from
+                    # a cycle PipeWire completed without this probe (pwmonitor/late.c): the buffers from
                     # that frame on may lack a cycle of the sink's output, with nothing in the dump to show it
                     self.late.append(int(parts[2]))
                     self.gap_spans.append((int(parts[2]), self.LATE_SPAN))
@@ -336,83 +337,6 @@ def click_at(samples, frame, expected_stereo, silence_after):
     return None
 
 
-class Client:
-    """One JSON-RPC connection: requests, replies, and the events that arrive meanwhile."""
-
-    def __init__(self, path, timeout=15):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-        self.buf = b""
-        self.events = []
-        self.next_id = 1
-        self.timeout = timeout
-        self.hello = self._line()
-
-    def _line(self):
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("the daemon closed the connection")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def send(self, method, params=None):
-        """Sends a request; returns (id, CLOCK_MONOTONIC ns taken just before send())."""
-        rid = self.next_id
-        self.next_id += 1
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = params
-        data = (json.dumps(msg) + "\n").encode()
-        t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-        self.sock.sendall(data)
-        return rid, t0
-
-    def reply(self, rid):
-        while True:
-            m = self._line()
-            if m.get("id") == rid and ("result" in m or "error" in m):
-                return m
-            if "method" in m and "id" not in m:
-                self.events.append(m)
-
-    def call(self, method, params=None):
-        rid, _ = self.send(method, params)
-        m = self.reply(rid)
-        if "error" in m:
-            raise RuntimeError("%s: %s" % (method, m["error"]))
-        return m["result"]
-
-    def pump(self, timeout):
-        """Reads events for up to timeout seconds (returns early when one arrives)."""
-        r, _, _ = select.select([self.sock], [], [], timeout)
-        if not r and b"\n" not in self.buf:
-            return
-        try:
-            self.sock.settimeout(0.5)
-            m = self._line()
-            if "method" in m and "id" not in m:
-                self.events.append(m)
-        finally:
-            self.sock.settimeout(self.timeout)
-
-    def wait_event(self, pred, timeout, what):
-        end = time.monotonic() + timeout
-        while True:
-            for e in self.events:
-                if pred(e):
-                    return e
-            left = end - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("timed out after %.0f s waiting for %s" % (timeout, what))
-            self.pump(min(left, 0.5))
-
-    def close(self):
-        self.sock.close()
-
-
 class Daemon:
     """tabbard with its socket and state in a private directory, its environment from the rig."""
 
@@ -443,7 +367,7 @@ class Daemon:
             try:
                 Client(self.socket, timeout=2).close()
                 return True
-            except OSError:
+            except (OSError, ProtocolError):
                 return False
         try:
             wait_for(up, 30, "tabbard's socket")
