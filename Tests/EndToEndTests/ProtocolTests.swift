@@ -196,20 +196,22 @@ import TabBarTesting
         let d = try Daemon()
         defer { #expect(d.stop() == 0) }
         let clients = 16, each = 50
-        let results = UnsafeMutableBufferPointer<Int>.allocate(capacity: clients * each)
-        results.initialize(repeating: -1)
-        defer { results.deallocate() }
+        // Each client's seqs, written into its own slot when it is done.
+        let results = SharedValue([[Int]](repeating: [], count: clients))
         let sock = d.socket
         DispatchQueue.concurrentPerform(iterations: clients) { k in
             guard let c = try? RawClient(path: sock) else { return }
+            var mine = [Int](repeating: -1, count: each)
             for j in 0..<each {
                 let params = j % 2 == 0 ? #"{"tab":"chat","count":\#(k * 1000 + j + 1)}"# : #"{"tab":"me","count":\#(k * 1000 + j + 1)}"#
                 if let r = try? c.call("badge.set", params), let seq = r["result"]?["seq"]?.intValue {
-                    results[k * each + j] = seq
+                    mine[j] = seq
                 }
             }
+            let done = mine
+            results.withLock { $0[k] = done }
         }
-        let seqs = Array(results)
+        let seqs = results.load().flatMap { $0.count == each ? $0 : [Int](repeating: -1, count: each) }
         #expect(!seqs.contains(-1))
         #expect(Set(seqs).count == clients * each)
         #expect(seqs.max() == clients * each)
