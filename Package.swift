@@ -32,14 +32,11 @@ let package = Package(
         // checks stay. TabBarServer is no library product, so the unsafe flag reaches no client.
         .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"],
                 swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-enforce-exclusivity=unchecked"])]),
-        .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"],
-                swiftSettings: [.swiftLanguageMode(.v5)]),
-        .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"],
-                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"]),
+        .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"]),
         .executableTarget(name: "tabbard", dependencies: ["TabBarServer"],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient", "TabBarSystem"],
-                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient", "TabBarSystem"]),
         // The benchmark (make bench). Its C helpers (the floor server, the LD_PRELOAD click shim,
         // the feedbackd D-Bus client)
         // are built by the Makefile with cc, not by SwiftPM.
@@ -54,14 +51,12 @@ let package = Package(
         .executableTarget(name: "FuzzProtocol", dependencies: ["FuzzSupport"], path: "Fuzz/FuzzProtocol"),
 
         .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore", "TabBarTesting"]),
-        .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"],
-                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"]),
         .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer", "TabBarSystem"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient", "TabBarTesting"],
-                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient", "TabBarTesting"]),
     ]
 )
