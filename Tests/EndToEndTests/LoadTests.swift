@@ -148,11 +148,10 @@ private final class ClientBox: @unchecked Sendable {
         let perClient = 300
         // Client k's requests come from SplitMix64(seed ^ k): TABBARD_TEST_SEED repeats a run.
         let seed = TestSeed.value(default: 0x10AD_64)
-        /// What went wrong for each client (nil: every request got its reply, in order), and
-        /// its slowest batch (20 requests sent → their 20th reply read), in seconds. Each
+        /// What went wrong for each client (nil: every request got its reply, in order). Each
         /// client's thread writes its own slot, under the lock.
         final class Outcomes: Sendable {
-            let lock = Mutex((problems: [String?](repeating: nil, count: 64), slowest: [Double](repeating: 0, count: 64)))
+            let lock = Mutex([String?](repeating: nil, count: 64))
         }
         let outcomes = Outcomes()
         let socket = d.socket
@@ -169,7 +168,7 @@ private final class ClientBox: @unchecked Sendable {
                 var rng = SplitMix64(seed: seed ^ UInt64(k))
                 let c: RawClient
                 do { c = try RawClient(path: socket) } catch {
-                    outcomes.lock.withLock { $0.problems[k] = "could not connect: \(error)" }
+                    outcomes.lock.withLock { $0[k] = "could not connect: \(error)" }
                     return
                 }
                 var sent = 0
@@ -193,29 +192,26 @@ private final class ClientBox: @unchecked Sendable {
                         }
                         batch += line + "\n"
                     }
-                    let start = Date()
                     do { try c.send(batch) } catch {
-                        outcomes.lock.withLock { $0.problems[k] = "request \(sent): \(error)" }
+                        outcomes.lock.withLock { $0[k] = "request \(sent): \(error)" }
                         return
                     }
                     for j in 0..<n {
                         let want = JSON.string("\(k)-\(sent + j)")
                         let reply: JSON?
                         do { reply = try c.readJSON(timeout: max(0.001, deadline.timeIntervalSinceNow)) } catch {
-                            outcomes.lock.withLock { $0.problems[k] = "request \(sent + j): no reply within the \(phase) s of the phase (\(error))" }
+                            outcomes.lock.withLock { $0[k] = "request \(sent + j): no reply within the \(phase) s of the phase (\(error))" }
                             return
                         }
                         guard let reply else {
-                            outcomes.lock.withLock { $0.problems[k] = "request \(sent + j): the daemon closed the connection before its reply" }
+                            outcomes.lock.withLock { $0[k] = "request \(sent + j): the daemon closed the connection before its reply" }
                             return
                         }
                         guard reply["id"] == want else {
-                            outcomes.lock.withLock { $0.problems[k] = "request \(sent + j): got the reply to \(reply["id"]?.text ?? "nothing") instead" }
+                            outcomes.lock.withLock { $0[k] = "request \(sent + j): got the reply to \(reply["id"]?.text ?? "nothing") instead" }
                             return
                         }
                     }
-                    let took = Date().timeIntervalSince(start)
-                    outcomes.lock.withLock { $0.slowest[k] = max($0.slowest[k], took) }
                     sent += n
                 }
             }
@@ -223,7 +219,7 @@ private final class ClientBox: @unchecked Sendable {
             t.start()
         }
         try waitUntil("the 64 clients", timeout: phase + 10) { threads.allSatisfy(\.isFinished) }
-        let (clientProblems, slowest) = outcomes.lock.withLock { ($0.problems, $0.slowest) }
+        let clientProblems = outcomes.lock.withLock { $0 }
         let problems = clientProblems.enumerated().compactMap { k, p in p.map { "client \(k): \($0)" } }
         #expect(problems.isEmpty, "seed \(seed): \(problems.count) clients without every reply, in order: \(problems.prefix(5))")
         let probe = try RawClient(path: d.socket)
@@ -245,7 +241,7 @@ private final class ClientBox: @unchecked Sendable {
         defer { #expect(again.stop() == 0) }
         let replayed = try RawClient(path: again.socket).call("state.get")["result"]
         #expect(replayed == final, "seed \(seed)")
-        print("load: \(finalSeq) changes, \(listeners.map(\.events).reduce(0, +)) events to 32 subscribers, \(resyncs) resyncs; slowest batch of 20 replies \(String(format: "%.2f", slowest.max() ?? 0)) s")
+        print("load: \(finalSeq) changes, \(listeners.map(\.events).reduce(0, +)) events to 32 subscribers, \(resyncs) resyncs")
     }
 
     /// Hostile lines of every kind, `TABBARD_HOSTILE_REQUESTS` of them (default 200,000;
