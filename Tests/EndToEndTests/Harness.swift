@@ -23,7 +23,17 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// A real `tabbard` process on a temporary socket and state file.
+/// A daemon on a private socket and state, started by the product's own test harness
+/// (`TabBarTesting.HeadlessDaemon`: the null sink, the manual clock, a capture of its stream,
+/// one subscribed connection of its own), with no configuration file unless the test gives one.
+/// What a test's needs fit; `Daemon` below starts one with other flags, a real clock, or on a
+/// directory a test keeps across restarts.
+func privateDaemon(_ arguments: [String] = []) throws -> HeadlessDaemon {
+    try HeadlessDaemon(binary: Paths.tabbard, sounds: Paths.sounds, arguments: ["--no-config"] + arguments)
+}
+
+/// A real `tabbard` process on a temporary socket and state file, on the real clock, with
+/// any flags, environment and directory (kept across restarts).
 final class Daemon {
     let dir: String
     let socket: String
