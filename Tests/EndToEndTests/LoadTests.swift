@@ -125,8 +125,7 @@ final class EventListener: Sendable {
 }
 
 /// Hands a connection to the one thread that uses it from then on.
-/// Sendable because `take` is called once, by the thread that receives it, and the thread that
-/// made the box no longer touches the connection.
+// Sendable because `take` runs once, on the receiving thread, and the making thread never touches the connection again.
 private final class ClientBox: @unchecked Sendable {
     private var client: RawClient?
     init(_ client: RawClient) { self.client = client }
