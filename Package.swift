@@ -27,13 +27,10 @@ let package = Package(
         .target(name: "TabBarSystem", dependencies: ["CTabBarSystem"]),
         .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSystemd"]),
         .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"]),
-        .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"],
-                swiftSettings: [.swiftLanguageMode(.v5)]),
-        .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"],
-                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"]),
+        .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"]),
         .executableTarget(name: "tabbard", dependencies: ["TabBarServer"]),
-        .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient", "TabBarSystem"],
-                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "tabbarctl", dependencies: ["TabBarClient", "TabBarSystem"]),
         // The benchmark (make bench). Its C helpers (the floor server, the LD_PRELOAD click shim,
         // the feedbackd D-Bus client)
         // are built by the Makefile with cc, not by SwiftPM.
@@ -47,12 +44,10 @@ let package = Package(
         .executableTarget(name: "FuzzProtocol", dependencies: ["FuzzSupport"], path: "Fuzz/FuzzProtocol"),
 
         .testTarget(name: "TabBarCoreTests", dependencies: ["TabBarCore", "TabBarTesting"]),
-        .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"],
-                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "TabBarClientTests", dependencies: ["TabBarClient", "tabbarctl"]),
         .testTarget(name: "TabBarAudioTests", dependencies: ["TabBarAudio"]),
         .testTarget(name: "TabBarServerTests", dependencies: ["TabBarServer", "TabBarSystem"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient", "TabBarTesting"],
-                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TabBarClient", "TabBarTesting"]),
     ]
 )

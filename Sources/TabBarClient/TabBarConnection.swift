@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import TabBarCore
 import TabBarSystem
 
@@ -183,7 +184,11 @@ public final class TabBarConnection {
 
     /// How a person starts the daemon, for the hints of connection errors. A program sets
     /// it once, before connecting (tabbarctl: `make run` in the source tree, systemctl when installed).
-    nonisolated(unsafe) public static var startAdvice = "start it (`systemctl --user start tabbard.socket`)"
+    public static var startAdvice: String {
+        get { advice.withLock { $0 } }
+        set { advice.withLock { $0 = newValue } }
+    }
+    private static let advice = Mutex("start it (`systemctl --user start tabbard.socket`)")
 
     /// The system's reason plus what to do about it.
     static func connectHint(_ e: Int32) -> String {

@@ -9,7 +9,7 @@ import TabBarSystem
 /// inherits and a run loop; a descriptor leaked into another child, or a missed wake-up,
 /// leaves `waitUntilExit` waiting for a process that has long exited (seen here: a suite
 /// stuck for minutes on a defunct `tabbarctl`). `waitpid` cannot miss it.
-package final class ChildProcess: @unchecked Sendable {
+package final class ChildProcess: Sendable {
     package let processIdentifier: pid_t
     private let exit = Mutex<Int32?>(nil)
 

@@ -1,5 +1,7 @@
+import Glibc
+
 /// SplitMix64: a seeded generator, so that a failing run is repeated by its seed (the model
-/// tests and the decoding differential check share it).
+/// tests, the decoding differential check and every other random test share it).
 public struct SplitMix64 {
     public var state: UInt64
     public init(seed: UInt64) { state = seed }
@@ -15,4 +17,16 @@ public struct SplitMix64 {
     public mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
     public mutating func pick<T>(_ a: [T]) -> T { a[int(a.count)] }
     public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+/// The seed of a random test: `TABBARD_TEST_SEED` (decimal, or hexadecimal after `0x`) when
+/// it is set, else the test's own fixed default — so every run is the same run, and a
+/// failure, which prints its seed, is repeated with `TABBARD_TEST_SEED=<seed>`.
+public enum TestSeed {
+    public static func value(default fallback: UInt64) -> UInt64 {
+        guard let p = getenv("TABBARD_TEST_SEED") else { return fallback }
+        let text = String(cString: p)
+        if text.hasPrefix("0x") || text.hasPrefix("0X") { return UInt64(text.dropFirst(2), radix: 16) ?? fallback }
+        return UInt64(text) ?? fallback
+    }
 }

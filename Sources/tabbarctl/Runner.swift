@@ -20,14 +20,11 @@ struct Output {
     var out: (String) -> Void
     var err: (String) -> Void
 
-    static let standard = Output(
-        out: { line in
-            fputs(line + "\n", stdout)
-            fflush(stdout)
-        },
-        err: { line in
-            fputs(line + "\n", stderr)
-        })
+    /// Standard output and error, each line written whole as it comes (nothing held in a buffer).
+    static var standard: Output {
+        Output(out: { line in try? Sys.writeAll(STDOUT_FILENO, Array((line + "\n").utf8)) },
+               err: { line in try? Sys.writeAll(STDERR_FILENO, Array((line + "\n").utf8)) })
+    }
 
     /// Reports an error as one line.
     func error(_ message: String) {

@@ -24,9 +24,8 @@ let canMountTmpfs: Bool = {
         return out
     }
 
-    /// What the writers have had acknowledged, shared between threads.
-    final class Acks: @unchecked Sendable {
-        let lock = NSLock()
+    /// What the writers have had acknowledged (shared between threads: `SharedValue`).
+    struct Acks {
         var acked: [Int]
         var next: [Int]
         var seq = 0
@@ -46,12 +45,14 @@ let canMountTmpfs: Bool = {
         let dir = try makeTempDir("tabbard-kill")
         try Data(#"{"compact_every":7,"compact_interval_ms":0}"#.utf8).write(to: URL(fileURLWithPath: dir + "/config.json"))
         let tabs = ["home", "nearby", "chat", "me"]
-        let a = Acks(tabs.count)
+        let shared = SharedValue(Acks(tabs.count))
         for round in 0..<12 {
             let d = try Daemon(extraArgs: ["--config", dir + "/config.json"], dir: dir)
             // Check what survived the previous kill.
             let st = try RawClient(path: d.socket).call("state.get")["result"]
             let seq = try #require(st?["seq"]?.intValue)
+            // (The writers of the previous round have ended: the acknowledgements are all in.)
+            var a = shared.load()
             #expect(seq >= a.seq, "round \(round): seq \(seq) < acknowledged \(a.seq)")
             let now = Self.counts(st)
             for (k, tab) in tabs.enumerated() {
@@ -61,6 +62,7 @@ let canMountTmpfs: Bool = {
                 a.acked[k] = v
             }
             a.seq = seq
+            shared.store(a)
             // The storm.
             let target = a.total + 40 + (round * 37) % 150
             let socket = d.socket
@@ -69,14 +71,15 @@ let canMountTmpfs: Bool = {
                 let tab = tabs[k]
                 let t = Thread {
                     guard let c = try? RawClient(path: socket) else { return }
-                    var count = a.lock.withLock { a.next[k] }
+                    var count = shared.withLock { $0.next[k] }
                     while true {
                         guard let r = try? c.call("badge.set", #"{"tab":"\#(tab)","count":\#(count)}"#),
                               let s = r["result"]?["seq"]?.intValue else { return }
-                        a.lock.withLock {
-                            a.acked[k] = count
-                            a.seq = max(a.seq, s)
-                            a.total += 1
+                        let acked = count
+                        shared.withLock {
+                            $0.acked[k] = acked
+                            $0.seq = max($0.seq, s)
+                            $0.total += 1
                         }
                         count += 1
                     }
@@ -84,11 +87,11 @@ let canMountTmpfs: Bool = {
                 threads.append(t)
                 t.start()
             }
-            try waitUntil("\(target) acknowledged changes") { a.lock.withLock { a.total >= target } }
+            try waitUntil("\(target) acknowledged changes") { shared.withLock { $0.total >= target } }
             d.kill9()
             try waitUntil("the writers to stop") { threads.allSatisfy(\.isFinished) }
         }
-        #expect(a.total > 500)
+        #expect(shared.load().total > 500)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir)
         #expect(!files.contains { $0.contains("corrupt") }, "\(files)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TabBarCore
 import TabBarTesting
@@ -22,7 +23,17 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// A real `tabbard` process on a temporary socket and state file.
+/// A daemon on a private socket and state, started by the product's own test harness
+/// (`TabBarTesting.HeadlessDaemon`: the null sink, the manual clock, a capture of its stream,
+/// one subscribed connection of its own), with no configuration file unless the test gives one.
+/// What a test's needs fit; `Daemon` below starts one with other flags, a real clock, or on a
+/// directory a test keeps across restarts.
+func privateDaemon(_ arguments: [String] = []) throws -> HeadlessDaemon {
+    try HeadlessDaemon(binary: Paths.tabbard, sounds: Paths.sounds, arguments: ["--no-config"] + arguments)
+}
+
+/// A real `tabbard` process on a temporary socket and state file, on the real clock, with
+/// any flags, environment and directory (kept across restarts).
 final class Daemon {
     let dir: String
     let socket: String
@@ -92,10 +103,18 @@ final class Daemon {
     }
 }
 
+/// A value shared between a test's threads, behind a lock.
+final class SharedValue<T: Sendable>: Sendable {
+    private let value: Mutex<T>
+    init(_ v: T) { value = Mutex(v) }
+    func load() -> T { value.withLock { $0 } }
+    func store(_ v: T) { value.withLock { $0 = v } }
+    func withLock<R: Sendable>(_ body: (inout T) -> R) -> R { value.withLock { body(&$0) } }
+}
+
 /// Reads a pipe to its end on a thread of its own, keeping what came.
-final class StderrSink: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bytes: [UInt8] = []
+final class StderrSink: Sendable {
+    private let bytes = Mutex<[UInt8]>([])
     private let done = DispatchSemaphore(value: 0)
 
     func start(_ fd: Int32) {
@@ -105,18 +124,14 @@ final class StderrSink: @unchecked Sendable {
                 let n = read(fd, &chunk, chunk.count)
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }
-                lock.lock()
-                bytes.append(contentsOf: chunk[..<n])
-                lock.unlock()
+                bytes.withLock { $0.append(contentsOf: chunk[..<n]) }
             }
             done.signal()
         }
     }
 
     var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: bytes, as: UTF8.self)
+        String(decoding: bytes.withLock { $0 }, as: UTF8.self)
     }
 
     func waitForEOF() {

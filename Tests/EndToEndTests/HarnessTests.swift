@@ -10,9 +10,9 @@ import TabBarTesting
 @Suite(.serialized) struct HarnessTests {
     /// Raw lines only: a hide-on-push bar stepped through its phases by clock.advance alone.
     @Test func outsideClientStepsAHideOnPushBarByClockAdvance() throws {
-        let d = try Daemon(extraArgs: ["--clock", "manual"])
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         #expect(c.hello?["params"]?["features"]?.text.contains("\"clock.advance\"") == true)
         #expect(try c.call("clock.get")["result"] == .obj(["now_ms": .int(0), "mode": .string("manual")]))
         _ = try c.call("subscribe", #"{"topics":["bar.visibility"]}"#)

@@ -1,7 +1,9 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// What a subscriber can rebuild from events alone: selection, badges, feedback, width.
 struct Projection: Equatable, CustomStringConvertible {
@@ -51,66 +53,85 @@ struct Projection: Equatable, CustomStringConvertible {
 
 /// One subscriber on its own thread: rebuilds the state from events and checks that its
 /// seqs have no gaps and no duplicates (a change's several events share one seq).
-final class EventListener: @unchecked Sendable {
-    let client: RawClient
-    private(set) var model = Projection()
-    private(set) var seq = 0
-    private(set) var events = 0
-    private(set) var resyncs = 0
-    private(set) var problems: [String] = []
-    private var methodsAtSeq: Set<String> = []
-    private let lock = NSLock()
-    private var target = Int.max
-    private var thread: Thread?
+/// The thread owns the connection; what it found is behind a `Mutex`, read by the test.
+final class EventListener: Sendable {
+    struct Seen {
+        var model = Projection()
+        var seq = 0
+        var events = 0
+        var resyncs = 0
+        var problems: [String] = []
+        var methodsAtSeq: Set<String> = []
+        var target = Int.max
+        var finished = false
+    }
+    private let seen: Mutex<Seen>
+    /// The connection's descriptor, to shut it down from the test's thread (which unblocks the read).
+    private let fd: Int32
 
+    var model: Projection { seen.withLock { $0.model } }
+    var seq: Int { seen.withLock { $0.seq } }
+    var events: Int { seen.withLock { $0.events } }
+    var resyncs: Int { seen.withLock { $0.resyncs } }
+    var problems: [String] { seen.withLock { $0.problems } }
+
+    /// Connects, subscribes, and starts the thread that reads the events.
     init(socket: String) throws {
-        client = try RawClient(path: socket)
+        let client = try RawClient(path: socket)
         guard let r = try client.call("subscribe")["result"], let s = r["seq"]?.intValue else { throw TestFailure("subscribe failed") }
-        model = Projection(state: r["state"] ?? .null)
-        seq = s
+        seen = Mutex(Seen(model: Projection(state: r["state"] ?? .null), seq: s))
+        fd = client.fd
+        let box = ClientBox(client)
+        Thread.detachNewThread { [self] in run(box.take()) }
     }
 
-    func start() {
-        let t = Thread { [self] in run() }
-        thread = t
-        t.start()
-    }
-
-    private func run() {
-        while lock.withLock({ seq < target }) {
+    private func run(_ client: RawClient) {
+        defer { seen.withLock { $0.finished = true } }
+        while seen.withLock({ $0.seq < $0.target }) {
             guard let m = try? client.readJSON(timeout: 30) else {
-                lock.withLock { if seq < target { problems.append("no event within 30 s at seq \(seq)") } }
+                seen.withLock { if $0.seq < $0.target { $0.problems.append("no event within 30 s at seq \($0.seq)") } }
                 return
             }
             guard let method = m["method"]?.stringValue, let p = m["params"] else { continue }
             guard let s = p["seq"]?.intValue else { continue }  // sound.played: no seq
-            lock.withLock {
-                events += 1
+            seen.withLock { v in
+                v.events += 1
                 if method == "state.resync" {
-                    resyncs += 1
-                    if s < seq { problems.append("resync went back from \(seq) to \(s)") }
-                    seq = s
-                    methodsAtSeq = [method]
-                } else if s == seq + 1 {
-                    seq = s
-                    methodsAtSeq = [method]
-                } else if s == seq && !methodsAtSeq.contains(method) {
-                    methodsAtSeq.insert(method)
+                    v.resyncs += 1
+                    if s < v.seq { v.problems.append("resync went back from \(v.seq) to \(s)") }
+                    v.seq = s
+                    v.methodsAtSeq = [method]
+                } else if s == v.seq + 1 {
+                    v.seq = s
+                    v.methodsAtSeq = [method]
+                } else if s == v.seq && !v.methodsAtSeq.contains(method) {
+                    v.methodsAtSeq.insert(method)
                 } else {
-                    problems.append("\(method) with seq \(s) after seq \(seq)")
-                    seq = max(seq, s)
+                    v.problems.append("\(method) with seq \(s) after seq \(v.seq)")
+                    v.seq = max(v.seq, s)
                 }
-                _ = model.apply(method, p)
+                _ = v.model.apply(method, p)
             }
         }
     }
 
-    /// Waits until this subscriber has seen `final`.
+    /// Waits until this subscriber has seen `final`, then ends its thread.
     func finish(at final: Int, timeout: Double = 30) throws {
-        lock.withLock { target = final }
-        try waitUntil("a subscriber to reach seq \(final)", timeout: timeout) { lock.withLock { seq >= final } || thread?.isFinished == true }
-        shutdown(client.fd, Int32(SHUT_RDWR))  // unblocks its read
-        try waitUntil("its thread to end") { thread?.isFinished == true }
+        seen.withLock { $0.target = final }
+        try waitUntil("a subscriber to reach seq \(final)", timeout: timeout) { seen.withLock { $0.seq >= final || $0.finished } }
+        shutdown(fd, Int32(SHUT_RDWR))  // unblocks its read
+        try waitUntil("its thread to end") { seen.withLock { $0.finished } }
+    }
+}
+
+/// Hands a connection to the one thread that uses it from then on.
+// Sendable because `take` runs once, on the receiving thread, and the making thread never touches the connection again.
+private final class ClientBox: @unchecked Sendable {
+    private var client: RawClient?
+    init(_ client: RawClient) { self.client = client }
+    func take() -> RawClient {
+        defer { client = nil }
+        return client!
     }
 }
 
@@ -123,13 +144,13 @@ final class EventListener: @unchecked Sendable {
     @Test func sixtyFourClientsAndThirtyTwoSubscribers() throws {
         let d = try startDaemon(config: #"{"max_clients":200,"compact_every":1000000}"#)
         let listeners = try (0..<32).map { _ in try EventListener(socket: d.socket) }
-        for l in listeners { l.start() }
         let perClient = 300
-        /// What went wrong for each client (nil: every request got its reply, in order), and
-        /// its slowest batch (20 requests sent → their 20th reply read), in seconds.
-        final class Outcomes: @unchecked Sendable {
-            var problems = [String?](repeating: nil, count: 64)
-            var slowest = [Double](repeating: 0, count: 64)
+        // Client k's requests come from SplitMix64(seed ^ k): TABBARD_TEST_SEED repeats a run.
+        let seed = TestSeed.value(default: 0x10AD_64)
+        /// What went wrong for each client (nil: every request got its reply, in order). Each
+        /// client's thread writes its own slot, under the lock.
+        final class Outcomes: Sendable {
+            let lock = Mutex([String?](repeating: nil, count: 64))
         }
         let outcomes = Outcomes()
         let socket = d.socket
@@ -143,10 +164,10 @@ final class EventListener: @unchecked Sendable {
         var threads: [Thread] = []
         for k in 0..<64 {
             let t = Thread {
-                var rng = SystemRandomNumberGenerator()
+                var rng = SplitMix64(seed: seed ^ UInt64(k))
                 let c: RawClient
                 do { c = try RawClient(path: socket) } catch {
-                    outcomes.problems[k] = "could not connect: \(error)"
+                    outcomes.lock.withLock { $0[k] = "could not connect: \(error)" }
                     return
                 }
                 var sent = 0
@@ -155,43 +176,41 @@ final class EventListener: @unchecked Sendable {
                     let n = min(20, perClient - sent)
                     for j in 0..<n {
                         let id = "\(k)-\(sent + j)"
-                        let tab = tabs.randomElement(using: &rng)!
+                        let tab = rng.pick(tabs)
                         let line: String
-                        switch Int.random(in: 0..<100, using: &rng) {
-                        case 0..<25: line = #"{"id":"\#(id)","method":"tab.select","params":{"tab":"\#(tab)","source":"\#(Bool.random(using: &rng) ? "user" : "program")"}}"#
-                        case 25..<45: line = #"{"id":"\#(id)","method":"badge.set","params":{"tab":"\#(tab)","count":\#(Int.random(in: -2...150, using: &rng))}}"#
-                        case 45..<55: line = #"{"id":"\#(id)","method":"badge.set","params":{"tab":"\#(tab)","text":"t\#(Int.random(in: 0...20, using: &rng))"}}"#
+                        switch rng.int(100) {
+                        case 0..<25: line = #"{"id":"\#(id)","method":"tab.select","params":{"tab":"\#(tab)","source":"\#(rng.chance(0.5) ? "user" : "program")"}}"#
+                        case 25..<45: line = #"{"id":"\#(id)","method":"badge.set","params":{"tab":"\#(tab)","count":\#(rng.int(153) - 2)}}"#
+                        case 45..<55: line = #"{"id":"\#(id)","method":"badge.set","params":{"tab":"\#(tab)","text":"t\#(rng.int(21))"}}"#
                         case 55..<62: line = #"{"id":"\#(id)","method":"badge.clear","params":{"tab":"\#(tab)"}}"#
-                        case 62..<68: line = #"{"id":"\#(id)","method":"feedback.set","params":{"volume":\#(Double(Int.random(in: 0...10, using: &rng)) / 10)}}"#
-                        case 68..<70: line = #"{"id":"\#(id)","method":"bar.configure","params":{"layout":{"width":\#(Int.random(in: 300...420, using: &rng))}}}"#
+                        case 62..<68: line = #"{"id":"\#(id)","method":"feedback.set","params":{"volume":\#(Double(rng.int(11)) / 10)}}"#
+                        case 68..<70: line = #"{"id":"\#(id)","method":"bar.configure","params":{"layout":{"width":\#(300 + rng.int(121))}}}"#
                         case 70..<85: line = #"{"id":"\#(id)","method":"state.get"}"#
                         case 85..<95: line = #"{"id":"\#(id)","method":"ping"}"#
                         default: line = #"{"id":"\#(id)","method":"tab.select","params":{"tab":"post"}}"#  // an error
                         }
                         batch += line + "\n"
                     }
-                    let start = Date()
                     do { try c.send(batch) } catch {
-                        outcomes.problems[k] = "request \(sent): \(error)"
+                        outcomes.lock.withLock { $0[k] = "request \(sent): \(error)" }
                         return
                     }
                     for j in 0..<n {
                         let want = JSON.string("\(k)-\(sent + j)")
                         let reply: JSON?
                         do { reply = try c.readJSON(timeout: max(0.001, deadline.timeIntervalSinceNow)) } catch {
-                            outcomes.problems[k] = "request \(sent + j): no reply within the \(phase) s of the phase (\(error))"
+                            outcomes.lock.withLock { $0[k] = "request \(sent + j): no reply within the \(phase) s of the phase (\(error))" }
                             return
                         }
                         guard let reply else {
-                            outcomes.problems[k] = "request \(sent + j): the daemon closed the connection before its reply"
+                            outcomes.lock.withLock { $0[k] = "request \(sent + j): the daemon closed the connection before its reply" }
                             return
                         }
                         guard reply["id"] == want else {
-                            outcomes.problems[k] = "request \(sent + j): got the reply to \(reply["id"]?.text ?? "nothing") instead"
+                            outcomes.lock.withLock { $0[k] = "request \(sent + j): got the reply to \(reply["id"]?.text ?? "nothing") instead" }
                             return
                         }
                     }
-                    outcomes.slowest[k] = max(outcomes.slowest[k], Date().timeIntervalSince(start))
                     sent += n
                 }
             }
@@ -199,19 +218,20 @@ final class EventListener: @unchecked Sendable {
             t.start()
         }
         try waitUntil("the 64 clients", timeout: phase + 10) { threads.allSatisfy(\.isFinished) }
-        let problems = outcomes.problems.enumerated().compactMap { k, p in p.map { "client \(k): \($0)" } }
-        #expect(problems.isEmpty, "\(problems.count) clients without every reply, in order: \(problems.prefix(5))")
+        let clientProblems = outcomes.lock.withLock { $0 }
+        let problems = clientProblems.enumerated().compactMap { k, p in p.map { "client \(k): \($0)" } }
+        #expect(problems.isEmpty, "seed \(seed): \(problems.count) clients without every reply, in order: \(problems.prefix(5))")
         let probe = try RawClient(path: d.socket)
         let final = try #require(try probe.call("state.get")["result"])
         let finalSeq = try #require(final["seq"]?.intValue)
         let want = Projection(state: final["state"] ?? .null)
-        #expect(finalSeq > 5000)
+        #expect(finalSeq > 5000, "seed \(seed)")
         var resyncs = 0
         for (k, l) in listeners.enumerated() {
             try l.finish(at: finalSeq)
-            #expect(l.problems.isEmpty, "subscriber \(k): \(l.problems.prefix(3))")
-            #expect(l.seq == finalSeq, "subscriber \(k)")
-            #expect(l.model == want, "subscriber \(k):\n\(l.model)\n\(want)")
+            #expect(l.problems.isEmpty, "seed \(seed): subscriber \(k): \(l.problems.prefix(3))")
+            #expect(l.seq == finalSeq, "seed \(seed): subscriber \(k)")
+            #expect(l.model == want, "seed \(seed): subscriber \(k):\n\(l.model)\n\(want)")
             resyncs += l.resyncs
         }
         // The journal replays to the same state.
@@ -219,8 +239,8 @@ final class EventListener: @unchecked Sendable {
         let again = try Daemon(extraArgs: ["--config", d.dir + "/config.json"], dir: d.dir)
         defer { #expect(again.stop() == 0) }
         let replayed = try RawClient(path: again.socket).call("state.get")["result"]
-        #expect(replayed == final)
-        print("load: \(finalSeq) changes, \(listeners.map(\.events).reduce(0, +)) events to 32 subscribers, \(resyncs) resyncs; slowest batch of 20 replies \(String(format: "%.2f", outcomes.slowest.max() ?? 0)) s")
+        #expect(replayed == final, "seed \(seed)")
+        print("load: \(finalSeq) changes, \(listeners.map(\.events).reduce(0, +)) events to 32 subscribers, \(resyncs) resyncs")
     }
 
     /// Hostile lines of every kind, `TABBARD_HOSTILE_REQUESTS` of them (default 200,000;

@@ -1,5 +1,6 @@
 import Testing
 import TabBarCore
+import TabBarTesting
 
 /// Where the daemon and docs/PROTOCOL.md disagreed: minimal repros found by the model test
 /// (ModelTests.swift), first kept as known issues, now fixed and asserted.
@@ -9,17 +10,14 @@ import TabBarCore
     /// neither `sound.played` nor `sound.failed` (64 plays in one virtual millisecond: 24
     /// reported); it is now reported failed (`stolen`).
     @Test func everyAcceptedSoundIsHeardOrReported() throws {
-        let daemon = try Daemon(extraArgs: ["--clock", "manual"])
-        let client = try RawClient(path: daemon.socket)
-        var events: [JSON] = []
-        _ = try client.call("subscribe", events: &events)
+        let daemon = try privateDaemon()
+        defer { #expect(daemon.stop() == 0) }
         var accepted = 0
         for _ in 0..<64 {
-            let r = try client.call("sound.play", #"{"name":"click"}"#, events: &events)
-            if r["result"]?["voice"] != nil { accepted += 1 }
+            if try daemon.call("sound.play", .obj(["name": .string("click")]))["voice"] != nil { accepted += 1 }
         }
-        _ = try client.call("clock.advance", #"{"ms":2000}"#, events: &events)
-        _ = try client.call("ping", events: &events)
+        try daemon.advance(ms: 2000)
+        let events = daemon.pendingEvents
         let played = events.filter { $0["method"] == .string("sound.played") }.count
         let failed = events.filter { $0["method"] == .string("sound.failed") }.count
         #expect(accepted == 64)
@@ -30,12 +28,12 @@ import TabBarCore
     /// ignored — reply `{"seq","badge":null,"ignored":true}`, whatever it asks (a count ≤ 0, a
     /// removal, included: it once got no `ignored`).
     @Test func aBadgeOnTheCenterItemIsIgnoredAndSaysSo() throws {
-        let daemon = try Daemon(extraArgs: ["--clock", "manual"])
-        let client = try RawClient(path: daemon.socket)
-        let three = try client.call("badge.set", #"{"tab":"post","count":3}"#)
-        #expect(three["result"]?["ignored"] == .bool(true))
-        let zero = try client.call("badge.set", #"{"tab":"post","count":0}"#)
-        #expect(zero["result"]?["badge"] == .null)
-        #expect(zero["result"]?["ignored"] == .bool(true), "\(zero.text)")
+        let daemon = try privateDaemon()
+        defer { #expect(daemon.stop() == 0) }
+        let three = try daemon.call("badge.set", .obj(["tab": .string("post"), "count": .int(3)]))
+        #expect(three["ignored"] == .bool(true))
+        let zero = try daemon.call("badge.set", .obj(["tab": .string("post"), "count": .int(0)]))
+        #expect(zero["badge"] == .null)
+        #expect(zero["ignored"] == .bool(true), "\(zero.text)")
     }
 }

@@ -7,9 +7,9 @@ import TabBarTesting
 /// The real binary on a real socket, driven with raw lines.
 @Suite(.serialized) struct ProtocolTests {
     @Test func helloGreetingComesFirst() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         let h = try #require(c.hello)
         #expect(h["jsonrpc"] == .string("2.0"))
         #expect(h["params"]?["server"] == .string("tabbard"))
@@ -20,9 +20,9 @@ import TabBarTesting
     }
 
     @Test func pipelinedRepliesArriveInRequestOrder() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         var batch = ""
         for k in 0..<500 {
             let tab = ["home", "nearby", "chat", "me"][k % 4]
@@ -37,9 +37,9 @@ import TabBarTesting
     }
 
     @Test func errorsCarryCodeKindAndASentence() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         let cases: [(String, Int, String)] = [
             ("this is not json", -32700, "parse_error"),
             (#"[{"id":1,"method":"ping"}]"#, -32600, "batch_unsupported"),
@@ -66,9 +66,9 @@ import TabBarTesting
     }
 
     @Test func notificationsAreCarriedOutWithoutAReply() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         try c.send(#"{"jsonrpc":"2.0","method":"tab.select","params":{"tab":"chat"}}"# + "\n")
         try c.send(#"{"method":"tab.select","params":{"tab":"nowhere"}}"# + "\n")  // an error, still silent
         let reply = try c.call("state.get")
@@ -79,9 +79,9 @@ import TabBarTesting
     }
 
     @Test func overlongLineGetsLineTooLongAndTheConnectionStays() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         let huge = #"{"id":1,"method":"badge.set","params":{"tab":"chat","text":""# + String(repeating: "x", count: 70_000) + "\"}}\n"
         try c.send(huge)
         let r = try #require(try c.readJSON())
@@ -92,17 +92,17 @@ import TabBarTesting
     }
 
     @Test func crlfAndBlankLinesAreAccepted() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         try c.send("\r\n\n" + #"{"id":"a","method":"ping"}"# + "\r\n\n")
         #expect(try c.readJSON()?["id"] == .string("a"))
     }
 
     @Test func halfCloseIsAnsweredBeforeClose() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         try c.send(#"{"id":1,"method":"tab.select","params":{"tab":"chat"}}"# + "\n" + #"{"id":2,"method":"state.get"}"# + "\n" + #"{"id":3,"method":"ping"}"#)
         c.shutdownWrite()
         var ids: [JSON] = []
@@ -111,13 +111,13 @@ import TabBarTesting
     }
 
     @Test func subscribersGetTheSnapshotThenEveryChangeInSeqOrder() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let sub = try RawClient(path: d.socket)
+        let sub = try RawClient(path: d.socketPath)
         let snap = try sub.call("subscribe")
         let start = try #require(snap["result"]?["seq"]?.intValue)
         #expect(snap["result"]?["state"]?["selected"] == .string("home"))
-        let writer = try RawClient(path: d.socket)
+        let writer = try RawClient(path: d.socketPath)
         let changes = 400
         var batch = ""
         for k in 0..<changes {
@@ -138,11 +138,11 @@ import TabBarTesting
     }
 
     @Test func topicsFilterEvents() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let sub = try RawClient(path: d.socket)
+        let sub = try RawClient(path: d.socketPath)
         _ = try sub.call("subscribe", #"{"topics":["badge"]}"#)
-        let w = try RawClient(path: d.socket)
+        let w = try RawClient(path: d.socketPath)
         _ = try w.call("tab.select", #"{"tab":"chat"}"#)
         _ = try w.call("badge.set", #"{"tab":"me","dot":true}"#)
         let e = try #require(try sub.readJSON())
@@ -151,9 +151,9 @@ import TabBarTesting
     }
 
     @Test func centerButtonFlow() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         _ = try c.call("subscribe")
         var events: [JSON] = []
         _ = try c.call("action.trigger", #"{"tab":"post"}"#, events: &events)
@@ -169,9 +169,9 @@ import TabBarTesting
     }
 
     @Test func soundsAreListedAndPlayedThroughTheNullSink() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         let list = try c.call("sound.list")
         guard case .array(let sounds)? = list["result"]?["sounds"] else { Issue.record("no sounds"); return }
         let click = try #require(sounds.first { $0["name"] == .string("click") })
@@ -184,6 +184,8 @@ import TabBarTesting
         var events: [JSON] = []
         let played = try c.call("sound.play", #"{"name":"click"}"#, events: &events)
         let voice = try #require(played["result"]?["voice"])
+        // The daemon's clock is the harness's: the stream, and the sound in it, move when it advances.
+        try d.advance(ms: 50)
         while !events.contains(where: { $0["method"] == .string("sound.played") }) {
             events.append(try #require(try c.readJSON()))
         }
@@ -193,36 +195,38 @@ import TabBarTesting
     }
 
     @Test func concurrentClientsGetUniqueSeqs() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
         let clients = 16, each = 50
-        let results = UnsafeMutableBufferPointer<Int>.allocate(capacity: clients * each)
-        results.initialize(repeating: -1)
-        defer { results.deallocate() }
-        let sock = d.socket
+        // Each client's seqs, written into its own slot when it is done.
+        let results = SharedValue([[Int]](repeating: [], count: clients))
+        let sock = d.socketPath
         DispatchQueue.concurrentPerform(iterations: clients) { k in
             guard let c = try? RawClient(path: sock) else { return }
+            var mine = [Int](repeating: -1, count: each)
             for j in 0..<each {
                 let params = j % 2 == 0 ? #"{"tab":"chat","count":\#(k * 1000 + j + 1)}"# : #"{"tab":"me","count":\#(k * 1000 + j + 1)}"#
                 if let r = try? c.call("badge.set", params), let seq = r["result"]?["seq"]?.intValue {
-                    results[k * each + j] = seq
+                    mine[j] = seq
                 }
             }
+            let done = mine
+            results.withLock { $0[k] = done }
         }
-        let seqs = Array(results)
+        let seqs = results.load().flatMap { $0.count == each ? $0 : [Int](repeating: -1, count: each) }
         #expect(!seqs.contains(-1))
         #expect(Set(seqs).count == clients * each)
         #expect(seqs.max() == clients * each)
     }
 
     @Test func aSecondDaemonDoesNotStealALiveSocket() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let r = try runCapturing(Paths.tabbard, ["--socket", d.socket, "--state", d.dir + "/other.json", "--audio", "null"])
+        let r = try runCapturing(Paths.tabbard, ["--socket", d.socketPath, "--state", d.directory + "/other.json", "--audio", "null"])
         #expect(r.status == 1)
         let text = r.stderr
         #expect(text.contains("already listening"))
         // The first daemon still serves.
-        #expect(try RawClient(path: d.socket).call("ping")["result"] == .obj([:]))
+        #expect(try RawClient(path: d.socketPath).call("ping")["result"] == .obj([:]))
     }
 }

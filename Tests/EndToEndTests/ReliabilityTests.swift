@@ -95,8 +95,9 @@ import TabBarTesting
         }
         sender.start()
         let stop = SharedValue(false)
+        let socket = d.socket
         let writer = Thread {
-            guard let w = try? RawClient(path: d.socket) else { return }
+            guard let w = try? RawClient(path: socket) else { return }
             var k = 0
             while !stop.load() {
                 k += 1
@@ -121,14 +122,6 @@ import TabBarTesting
     }
 }
 
-/// A flag shared between threads (tests only).
-final class SharedValue<T>: @unchecked Sendable {
-    private var value: T
-    private let lock = NSLock()
-    init(_ v: T) { value = v }
-    func load() -> T { lock.lock(); defer { lock.unlock() }; return value }
-    func store(_ v: T) { lock.lock(); value = v; lock.unlock() }
-}
 
 extension ReliabilityTests {
     /// Waits (bounded) for `p` to exit by itself; kills it and returns false if it does not.

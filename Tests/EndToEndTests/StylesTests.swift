@@ -40,12 +40,12 @@ enum Examples {
 @Suite(.serialized) struct StylesTests {
     /// The issue's outside client: raw lines only, written from the contract.
     @Test func outsideClientGetsTheIssuesHitsAndNothingWhileHidden() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let sub = try RawClient(path: d.socket)
+        let sub = try RawClient(path: d.socketPath)
         try sub.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"# + "\n")
         _ = try sub.waitFor("subscribe reply") { $0["id"] == .int(1) }
-        let c = try RawClient(path: d.socket)
+        let c = try RawClient(path: d.socketPath)
         let configured = try c.rawCall(#"{"jsonrpc":"2.0","id":1,"method":"bar.configure","params":{"items":[{"id":"home"},{"id":"nearby"},{"id":"post","kind":"center","action":"compose"},{"id":"chat"},{"id":"me"}],"selected":"home","layout":{"width":375,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"}},"settings":{"hide_duration_ms":0}}}"#, id: 1)
         #expect(configured["result"]?["state"]?["items"] != nil)
 

@@ -59,6 +59,16 @@ final class NotifySocket {
         while next(timeout: max(0, deadline - ActivatedDaemon.now())) != nil {}
     }
 
+    /// Reads messages as they arrive until `done` holds for all of them (true), or `timeout` passes (false).
+    func readUntil(timeout: Double, _ done: ([Message]) -> Bool) -> Bool {
+        let deadline = ActivatedDaemon.now() + timeout
+        while !done(messages) {
+            let left = deadline - ActivatedDaemon.now()
+            if next(timeout: max(0, left)) == nil && left <= 0 { return done(messages) }
+        }
+        return true
+    }
+
     /// The first message after the previous `wait` that satisfies `match`, reading until it arrives.
     func wait(timeout: Double, _ match: (Message) -> Bool) throws -> Message {
         let deadline = ActivatedDaemon.now() + timeout

@@ -7,17 +7,17 @@ import TabBarTesting
 /// tabbarctl against the real daemon, as a person at a terminal uses it.
 @Suite(.serialized) struct TabbarctlTests {
     @Test func selectPrintsTheNewStateWhileMonitorShowsTheEvent() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
         // Terminal 3: monitor (reads its first line to know the subscription is live).
-        let piped = try Piped(Paths.tabbarctl, ["--socket", d.socket, "monitor"])
+        let piped = try Piped(Paths.tabbarctl, ["--socket", d.socketPath, "monitor"])
         let monitor = piped.process
         let reader = LineReader(piped.stdout)
         let first = try #require(reader.next())
         #expect(first.contains("subscribed"))
 
         // Terminal 2: select.
-        let (status, text, err) = try tabbarctl(["select", "chat"], socket: d.socket)
+        let (status, text, err) = try tabbarctl(["select", "chat"], socket: d.socketPath)
         #expect(status == 0, "\(err)")
         #expect(text.contains("selected chat (previous home)"))
         #expect(text.contains("chat") && text.contains("selected"))
@@ -32,13 +32,13 @@ import TabBarTesting
     }
 
     @Test func monitorJSONPrintsEventsAsReceived() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let piped = try Piped(Paths.tabbarctl, ["--socket", d.socket, "monitor", "--json", "--topics", "badge"])
+        let piped = try Piped(Paths.tabbarctl, ["--socket", d.socketPath, "monitor", "--json", "--topics", "badge"])
         let monitor = piped.process
         let reader = LineReader(piped.stdout)
         _ = try #require(reader.next())
-        #expect(try tabbarctl(["badge", "chat", "120"], socket: d.socket).0 == 0)
+        #expect(try tabbarctl(["badge", "chat", "120"], socket: d.socketPath).0 == 0)
         let line = try #require(reader.next())
         let e = try JSON.parse(line)
         #expect(e["method"] == .string("badge.changed"))
@@ -50,42 +50,42 @@ import TabBarTesting
     }
 
     @Test func exitCodesAndOneLineErrors() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        let daemonError = try tabbarctl(["select", "post"], socket: d.socket)
+        let daemonError = try tabbarctl(["select", "post"], socket: d.socketPath)
         #expect(daemonError.0 == 2)
         #expect(daemonError.2.contains("not_selectable"))
         #expect(daemonError.2.split(separator: "\n").count == 1)
 
-        let usage = try tabbarctl(["badge", "chat"], socket: d.socket)
+        let usage = try tabbarctl(["badge", "chat"], socket: d.socketPath)
         #expect(usage.0 == 1)
 
-        let noDaemon = try tabbarctl(["state"], socket: d.dir + "/nobody-here")
+        let noDaemon = try tabbarctl(["state"], socket: d.directory + "/nobody-here")
         #expect(noDaemon.0 == 1)
         #expect(noDaemon.2.contains("nobody-here"))
 
-        let raw = try tabbarctl(["call", "badge.set", #"{"tab":"me","dot":true}"#], socket: d.socket)
+        let raw = try tabbarctl(["call", "badge.set", #"{"tab":"me","dot":true}"#], socket: d.socketPath)
         #expect(raw.0 == 0)
         let result = try JSON.parse(raw.1.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(result["badge"]?["kind"] == .string("dot"))
     }
 
     @Test func badgeActionPlayAndSounds() throws {
-        let d = try Daemon()
+        let d = try privateDaemon()
         defer { #expect(d.stop() == 0) }
-        #expect(try tabbarctl(["badge", "chat", "--text", "new"], socket: d.socket).0 == 0)
-        #expect(try tabbarctl(["action", "post"], socket: d.socket).0 == 0)
-        #expect(try tabbarctl(["play", "click"], socket: d.socket).0 == 0)
-        let sounds = try tabbarctl(["sounds"], socket: d.socket)
+        #expect(try tabbarctl(["badge", "chat", "--text", "new"], socket: d.socketPath).0 == 0)
+        #expect(try tabbarctl(["action", "post"], socket: d.socketPath).0 == 0)
+        #expect(try tabbarctl(["play", "click"], socket: d.socketPath).0 == 0)
+        let sounds = try tabbarctl(["sounds"], socket: d.socketPath)
         #expect(sounds.1.contains("click"))
         #expect(sounds.1.contains("48000"))
-        let st = try RawClient(path: d.socket).call("state.get")["result"]?["state"]
+        let st = try RawClient(path: d.socketPath).call("state.get")["result"]?["state"]
         #expect(st?["active_action"] == .string("post"))
         guard case .array(let items)? = st?["items"] else { Issue.record("no items"); return }
         #expect(items[3]["badge"]?["display"] == .string("new"))
-        #expect(try tabbarctl(["badge", "chat", "--clear"], socket: d.socket).0 == 0)
-        #expect(try tabbarctl(["action", "post", "--finish"], socket: d.socket).0 == 0)
-        let after = try RawClient(path: d.socket).call("state.get")["result"]?["state"]
+        #expect(try tabbarctl(["badge", "chat", "--clear"], socket: d.socketPath).0 == 0)
+        #expect(try tabbarctl(["action", "post", "--finish"], socket: d.socketPath).0 == 0)
+        let after = try RawClient(path: d.socketPath).call("state.get")["result"]?["state"]
         #expect(after?["active_action"] == .null)
     }
 

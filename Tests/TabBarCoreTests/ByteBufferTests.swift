@@ -63,32 +63,4 @@ import Testing
         #expect(String(decoding: b.bytes[start...], as: UTF8.self) == #"{"jsonrpc":"2.0","id":"a","result":{"seq":7}}"# + "\n")
         #expect(text(b).hasPrefix("{\"event\":1}\n{"))
     }
-
-    @Test func aRemovedAllBufferGivesBackWhatABurstGrewItTo() {
-        var b = ByteBuffer(capacity: 16)
-        defer { b.free() }
-        b.append([UInt8](repeating: 0x41, count: 1000))
-        #expect(b.capacity >= 1000)
-        b.removeAll()
-        #expect(b.capacity == 16 && b.bytes.isEmpty)
-    }
-
-    @Test func drainHandsOverEveryElementInOrderAndEmpties() {
-        var events: [BarEvent] = [.actionFinished(seq: 1, tab: "a"), .actionFinished(seq: 2, tab: "b"), .actionFinished(seq: 3, tab: "c")]
-        var seen: [BarEvent] = []
-        events.drain { seen.append($0) }
-        #expect(seen == [.actionFinished(seq: 1, tab: "a"), .actionFinished(seq: 2, tab: "b"), .actionFinished(seq: 3, tab: "c")])
-        #expect(events.isEmpty && events.capacity >= 3)
-        // Every count (one and two have a path of their own), in order, the memory kept.
-        for n in 0...5 {
-            var list = (0..<n).map { "e\($0)" }
-            var got: [String] = []
-            list.drain { got.append($0) }
-            #expect(got == (0..<n).map { "e\($0)" }, "\(n) elements")
-            #expect(list.isEmpty && list.capacity >= n)
-        }
-        var more = ["x", "y"]
-        more.empty()
-        #expect(more.isEmpty && more.capacity >= 2)
-    }
 }

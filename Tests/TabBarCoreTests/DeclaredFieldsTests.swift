@@ -10,9 +10,9 @@ import TabBarTesting
 /// values of every type, in and out of range — the command or the error (its text, its
 /// field) is what the old reading gives: `only(fields.names)`, then every reader walking the
 /// keys (`decodeWalking`), on the line parsed in full. The seed is printed on a failure
-/// (`FIELDS_SEED` sets it, `FIELDS_CASES` the count).
+/// (`TABBARD_TEST_SEED` sets it, `FIELDS_CASES` the count).
 @Suite struct DeclaredFieldsTests {
-    static let seed = UInt64(ProcessInfo.processInfo.environment["FIELDS_SEED"] ?? "") ?? 0xDEC1A7ED
+    static let seed = TestSeed.value(default: 0xDEC1A7ED)
     static let cases = Int(ProcessInfo.processInfo.environment["FIELDS_CASES"] ?? "") ?? 30_000
 
     /// The old reading: the whole line parsed, the envelope read from the tree's object,

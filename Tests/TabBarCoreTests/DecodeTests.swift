@@ -242,7 +242,7 @@ import TabBarTesting
     /// Seeded mutants of valid requests (bytes flipped, inserted, deleted, truncated,
     /// spliced): the same verdict and the same request. The seed is printed on a failure.
     @Test func seededMutantsAgree() {
-        let seed = UInt64(ProcessInfo.processInfo.environment["DECODE_SEED"] ?? "") ?? 0x5EED_17
+        let seed = TestSeed.value(default: 0x5EED_17)
         let count = Int(ProcessInfo.processInfo.environment["DECODE_MUTANTS"] ?? "") ?? 20_000
         var rng = SplitMix64(seed: seed)
         let seeds = Self.requests.map { Array($0.utf8) }

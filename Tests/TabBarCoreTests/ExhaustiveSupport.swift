@@ -13,6 +13,9 @@ enum ExpectedReply {
     case error(String, field: String? = nil)
     /// `{"seq": seq, "state": …}` with the state the test expects after the step (bar.configure's reply).
     case state(seq: Int)
+    /// An error in full, as a client reads it: its `code`, its whole `data` (JSON text, compared
+    /// by value) and, if given, words its `message` contains.
+    case failure(code: Int, data: String, says: String? = nil)
 }
 
 /// An event a step must publish: its method and its params (JSON text, compared by value).
@@ -56,28 +59,45 @@ final class TestStore {
     func skipPendingTimers() { checkTimersAtEnd = false }
 
     /// Sends one request line at `at` ms (default: the time of the last step) and checks all of it.
+    /// `journal`, when given, is the entry the step must record (what a restart replays).
     func send(_ line: String, at ms: Int64? = nil, reply: ExpectedReply, events: [ExpectedEvent] = [], effects: [Effect] = [],
+              journal: JournalEntry? = nil,
               sourceLocation: SourceLocation = #_sourceLocation, _ update: (inout BarState) -> Void = { _ in }) {
         let t = ms ?? now
         advance(to: t, sourceLocation)
         let outcome = reduce(line, at: t)
-        check(line, outcome, reply: reply, events: events, effects: effects, sourceLocation, update)
+        check(line, outcome, reply: reply, events: events, effects: effects, journal: journal, sourceLocation, update)
     }
 
     /// Fires the pending timer `key` at its due time and checks the step as `send` does.
     func fire(_ key: TimerKey, reply: ExpectedReply = .result("null"), events: [ExpectedEvent] = [], effects: [Effect] = [],
+              journal: JournalEntry? = nil,
               sourceLocation: SourceLocation = #_sourceLocation, _ update: (inout BarState) -> Void = { _ in }) {
         guard let due = timers[key] else {
             Issue.record("no timer \(key) is pending (pending: \(timers))", sourceLocation: sourceLocation)
             return
         }
         timers[key] = nil
-        advance(to: due, sourceLocation)
-        now = due
+        fire(key, at: due, "timer \(key) at \(due) ms", reply: reply, events: events, effects: effects, journal: journal, sourceLocation, update)
+    }
+
+    /// Fires `key` at `ms` whether or not it is due then: early (a clock that jitters), or
+    /// after it ended or was replaced (a stale timer). A pending timer stays pending unless
+    /// the step's effects say otherwise.
+    func fireOffSchedule(_ key: TimerKey, at ms: Int64, reply: ExpectedReply = .result("null"), events: [ExpectedEvent] = [],
+                         effects: [Effect] = [], sourceLocation: SourceLocation = #_sourceLocation,
+                         _ update: (inout BarState) -> Void = { _ in }) {
+        fire(key, at: ms, "timer \(key) off schedule at \(ms) ms", reply: reply, events: events, effects: effects, journal: nil,
+             sourceLocation, update)
+    }
+
+    private func fire(_ key: TimerKey, at t: Int64, _ what: String, reply: ExpectedReply, events: [ExpectedEvent], effects: [Effect],
+                      journal: JournalEntry?, _ loc: SourceLocation, _ update: (inout BarState) -> Void) {
+        advance(to: t, loc)
         var r = reducer
-        let o = r.reduce(.timerFired(key), at: due)
+        let o = r.reduce(.timerFired(key), at: t)
         reducer = r
-        check("timer \(key) at \(due) ms", outcome(o), reply: reply, events: events, effects: effects, sourceLocation, update)
+        check(what, outcome(o), reply: reply, events: events, effects: effects, journal: journal, loc, update)
     }
 
     // MARK: Wiring (the one path: Envelope → Methods → Reducer → typed Outcome, seen as JSON)
@@ -86,10 +106,11 @@ final class TestStore {
         var reply: Result<JSON, RPCError>
         var events: [(String, JSON)]
         var effects: [Effect]
+        var journal: JournalEntry? = nil
     }
 
     private func outcome(_ o: Outcome) -> Step {
-        Step(reply: o.reply.map(\.json), events: o.events.map { ($0.method, $0.params) }, effects: o.effects)
+        Step(reply: o.reply.map(\.json), events: o.events.map { ($0.method, $0.params) }, effects: o.effects, journal: o.journal)
     }
 
     private func reduce(_ line: String, at t: Int64) -> Step {
@@ -125,7 +146,7 @@ final class TestStore {
     }
 
     private func check(_ what: String, _ step: Step, reply: ExpectedReply, events: [ExpectedEvent], effects: [Effect],
-                       _ loc: SourceLocation, _ update: (inout BarState) -> Void) {
+                       journal: JournalEntry? = nil, _ loc: SourceLocation, _ update: (inout BarState) -> Void) {
         var expected = state
         update(&expected)
         var problems: [String] = []
@@ -144,6 +165,18 @@ final class TestStore {
         case (.error(let kind, let field), .failure(let e)):
             if e.kind != kind { problems.append("reply: expected the error \(kind), got \(e.kind): \(e.message)") }
             if let field, e.field != field { problems.append("reply: expected data.field \(field), got \(e.field ?? "none")") }
+        case (.failure(let code, _, _), .success(let got)):
+            problems.append("reply: expected the error \(code), got the result \(got.text)")
+        case (.failure(let code, let data, let says), .failure(let e)):
+            let wire = e.json
+            if e.code != code { problems.append("reply: expected the code \(code), got \(e.code): \(wire.text)") }
+            let want = ExhaustiveJSON.parse(data)
+            if !ExhaustiveJSON.same(want, wire["data"] ?? .null) { problems.append("reply: expected data \(want.text), got \(wire.text)") }
+            if let says, !e.message.contains(says) { problems.append("reply: expected a message saying \(says), got \(e.message)") }
+        }
+        // The journal entry, when the test states it.
+        if let journal, step.journal != journal {
+            problems.append("journal: expected \(journal), got \(String(describing: step.journal))")
         }
         // The events, in order.
         let want: [(String, JSON)] = events.map {

@@ -7,9 +7,9 @@ import TabBarTesting
 /// literal without a string where that is exact; `WireNames`, a choice by its bytes): on
 /// seeded random inputs, every value and every error is what the reference — the literal
 /// made a `String` and read by `Int(String)`/`Double(String)`, the string matched by the
-/// enum's `init(rawValue:)` — gives. The seed is printed on a failure (`FIELD_SEED` sets it).
+/// enum's `init(rawValue:)` — gives. The seed is printed on a failure (`TABBARD_TEST_SEED` sets it).
 @Suite struct FieldReadingTests {
-    static let seed = UInt64(ProcessInfo.processInfo.environment["FIELD_SEED"] ?? "") ?? 0xF1E1D
+    static let seed = TestSeed.value(default: 0xF1E1D)
 
     /// A random JSON number literal: sign, whole digits (some of them past 2^53 and past an
     /// Int), fraction and exponent of any length.

@@ -1,5 +1,6 @@
 import Testing
 @testable import TabBarCore
+import TabBarTesting
 
 /// `hitTest` computes each frame on the fly (no array per touch); it must agree with the
 /// frames front ends are given (`frames(for:)`) at every point, for any layout.
@@ -30,7 +31,8 @@ import Testing
     }
 
     @Test func theHitTestAgreesWithTheFramesEverywhere() {
-        var rng = XorShift(seed: 17)
+        let seed = TestSeed.value(default: 17)
+        var rng = SplitMix64(seed: seed)
         for round in 0..<400 {
             let n = Int(rng.next() % 7) + 1
             let center = n % 2 == 1 && rng.next() % 2 == 0 ? n / 2 : -1
@@ -49,21 +51,9 @@ import Testing
                     let swallow = rng.next() % 2 == 0
                     let got = l.hitTest(x: x, y: y, items: items, swallowCenterCorners: swallow)
                     let want = Self.reference(l, x: x, y: y, items: items, swallow: swallow)
-                    #expect(got.index == want.0 && got.consumed == want.1, "round \(round) x \(x) y \(y) \(l)")
+                    #expect(got.index == want.0 && got.consumed == want.1, "seed \(seed): round \(round) x \(x) y \(y) \(l)")
                 }
             }
         }
-    }
-}
-
-/// A seeded xorshift generator (the seed is in the test, so a failure repeats).
-struct XorShift {
-    var state: UInt64
-    init(seed: UInt64) { state = seed | 1 }
-    mutating func next() -> UInt64 {
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return state
     }
 }

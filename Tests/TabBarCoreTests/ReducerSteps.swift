@@ -1,0 +1,21 @@
+@testable import TabBarCore
+
+// One request through the dispatch table and the reducer, as the server runs it, for the
+// tests whose subject is not the reducer's step (persistence, quoting, the journal); the
+// reducer's own rules are stated exhaustively (ExhaustiveReducerTests.swift, ExhaustiveRulesTests.swift).
+
+/// Runs a request at time `now` (ms).
+func run(_ r: inout Reducer, _ method: String, _ params: String = "{}", at now: Int64 = 0) -> Outcome {
+    let json = try! JSON.parse(params)
+    switch Methods.command(for: Request(id: .int(1), method: method, params: json), limits: r.limits) {
+    case .failure(let e): return Outcome(reply: .failure(e))
+    case .success(.state(let cmd)): return r.reduce(cmd, at: now)
+    case .success(.server(.stateGet)): return Outcome(reply: .success(.state(seq: r.state.seq, r.state, r.limits)))
+    case .success(.server): fatalError("\(method) is the server's")
+    }
+}
+
+extension Outcome {
+    var error: RPCError? { if case .failure(let e) = reply { return e }; return nil }
+    var value: JSON? { if case .success(let v) = reply { return v.json }; return nil }
+}
