@@ -232,74 +232,28 @@ public enum Methods {
     }
 }
 
-/// The methods' names laid out for lookup by their bytes: one block of all their bytes and
-/// an open-addressing table over a hash of a name's length and first eight bytes (made
-/// once, from `Methods.all`: a method added to the table is found without anything else).
-// Sendable because it is immutable after `init` (made once, `shared`) and never freed.
-struct MethodNames: @unchecked Sendable {
+/// The methods' names, for lookup by the bytes of a request's `method`, and each method's
+/// fields by its index (what the envelope reader reads its params by).
+struct MethodNames: Sendable {
     static let shared = MethodNames(Methods.all.map(\.name), fields: Methods.all.map(\.fields.entries))
 
-    /// Each method's fields (`MethodSpec.fields.entries`), by its index: what the envelope
-    /// reader reads a method's params by, with the name it has just looked up here.
-    let fields: UnsafeMutablePointer<Fields.Entries>
-
-    /// The names' bytes, each followed by eight zero bytes (so that a first word can be loaded).
-    private let bytes: UnsafeMutablePointer<UInt8>
-    private let starts: UnsafeMutablePointer<Int>, lengths: UnsafeMutablePointer<Int>
-    /// Slot → index into the names (-1: empty); a power of two, at least 4× the names.
-    private let slots: UnsafeMutablePointer<Int16>
-    private let mask: Int
+    /// Each method's fields (`MethodSpec.fields.entries`), by its index.
+    let fields: [Fields.Entries]
+    private let indices: [String: Int]
 
     init(_ names: [String], fields: [Fields.Entries]) {
-        self.fields = .allocate(capacity: fields.count)
-        self.fields.initialize(from: fields, count: fields.count)
-        let utf8 = names.map { Array($0.utf8) }
-        bytes = .allocate(capacity: utf8.reduce(0) { $0 + $1.count + 8 })
-        starts = .allocate(capacity: names.count)
-        lengths = .allocate(capacity: names.count)
-        var at = 0
-        for (k, n) in utf8.enumerated() {
-            // (Plain ASCII, no quote or backslash: the envelope reader finds a name by its
-            // bytes before it checks them, `knownMethod`.)
-            precondition(!n.isEmpty && n.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
-                         "method \(names[k]) is plain printable ASCII")
-            starts[k] = at
-            lengths[k] = n.count
-            for (j, b) in n.enumerated() { bytes[at + j] = b }
-            for j in 0..<8 { bytes[at + n.count + j] = 0 }
-            at += n.count + 8
+        // Plain printable ASCII, no quote or backslash: the envelope reader finds a name by
+        // its bytes before it checks them (`EnvelopeReader.knownMethod`).
+        for n in names {
+            precondition(!n.isEmpty && n.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
+                         "method \(n) is plain printable ASCII")
         }
-        var size = 16
-        while size < 4 * names.count { size *= 2 }
-        mask = size - 1
-        slots = .allocate(capacity: size)
-        slots.initialize(repeating: -1, count: size)
-        for k in 0..<names.count {
-            var h = Self.hash(UnsafePointer(bytes + starts[k]), lengths[k]) & mask
-            while slots[h] >= 0 { h = (h + 1) & mask }
-            slots[h] = Int16(k)
-        }
+        self.fields = fields
+        indices = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
     }
 
-    /// A hash of `n` bytes at `p`, of which eight can be read (zero bytes follow a
-    /// document's text and each name here).
-    static func hash(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
-        var w = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
-        if n < 8 { w &= (1 << (8 * UInt64(n))) &- 1 }
-        return Int(truncatingIfNeeded: ((w ^ UInt64(truncatingIfNeeded: n)) &* 0x9E37_79B9_7F4A_7C15) >> 40)
-    }
-
-    /// The index of the name `raw` spells, or -1. `raw` must be followed by eight readable
-    /// bytes (a document's text is).
+    /// The index of the name `raw` spells, or -1.
     func index(of raw: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let p = raw.baseAddress else { return -1 }
-        let n = raw.count
-        var h = Self.hash(p, n) & mask
-        while true {
-            let k = Int(slots[h])
-            if k < 0 { return -1 }
-            if lengths[k] == n && memcmpEqual(bytes + starts[k], p, n) { return k }
-            h = (h + 1) & mask
-        }
+        indices[String(decoding: raw, as: UTF8.self)] ?? -1
     }
 }

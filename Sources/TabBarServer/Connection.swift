@@ -38,8 +38,8 @@ final class Connection {
     var lastProgressNs: UInt64 = 0
     var closed = false
     /// Where the replies are in `out` (the rest are events): what pruning a slow
-    /// subscriber keeps, told without reading the bytes.
-    private var replies = Spans()
+    /// subscriber keeps.
+    private var replies: [Range<Int>] = []
 
     init(fd: Int32, id: UInt64, maxLine: Int) {
         self.fd = fd
@@ -47,10 +47,7 @@ final class Connection {
         framer = LineFramer(maxLine: maxLine)
     }
 
-    deinit {
-        out.free()
-        replies.free()
-    }
+    deinit { out.free() }
 
     var queued: Int { out.count - sent }
 
@@ -95,7 +92,7 @@ final class Connection {
             if keep < out.count { keep += 1 }
         }
         var kept: [UInt8] = []
-        replies.update { r in
+        replies = replies.map { r in
             if r.upperBound <= keep { return r }
             if r.lowerBound < keep { return r.lowerBound..<keep }
             let at = keep + kept.count
@@ -136,7 +133,7 @@ final class Connection {
                 if sent >= 1 << 16 && sent * 2 >= out.count {
                     startsMidLine = out[sent - 1] != 0x0A
                     out.removeFirst(sent)
-                    replies.update { r in
+                    replies = replies.compactMap { r in
                         r.upperBound <= sent ? nil : (max(r.lowerBound, sent) - sent)..<(r.upperBound - sent)
                     }
                     sent = 0
@@ -156,55 +153,3 @@ final class Connection {
     }
 }
 
-/// Ranges of a connection's queue (where its replies are), in a buffer of their own:
-/// recording one as a reply is queued is a store, not an array's uniqueness check and
-/// growth test. One owner (`Connection`, which frees it).
-struct Spans {
-    private var base: UnsafeMutablePointer<Range<Int>>
-    private var capacity: Int
-    private(set) var count = 0
-
-    init(capacity: Int = 16) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
-    }
-
-    func free() { base.deallocate() }
-
-    var isEmpty: Bool { count == 0 }
-
-    subscript(k: Int) -> Range<Int> {
-        precondition(k >= 0 && k < count)
-        return base[k]
-    }
-
-    @inline(__always)
-    mutating func append(_ r: Range<Int>) {
-        if count == capacity { grow() }
-        base[count] = r
-        count &+= 1
-    }
-
-    private mutating func grow() {
-        let bigger = UnsafeMutablePointer<Range<Int>>.allocate(capacity: capacity * 2)
-        bigger.update(from: base, count: count)
-        base.deallocate()
-        base = bigger
-        capacity *= 2
-    }
-
-    @inline(__always)
-    mutating func removeAll() { count = 0 }
-
-    /// Replaces each range, in order, by what `body` makes of it (nil: it goes).
-    mutating func update(_ body: (Range<Int>) -> Range<Int>?) {
-        var kept = 0
-        for k in 0..<count {
-            if let r = body(base[k]) {
-                base[kept] = r
-                kept += 1
-            }
-        }
-        count = kept
-    }
-}

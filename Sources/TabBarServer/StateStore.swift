@@ -44,7 +44,7 @@ final class StateStore {
     private var dirtySinceFsync = false
     private var lastFsyncNs: UInt64 = 0
     /// Journal lines staged since the last `commit` (group commit).
-    private var staged = RawBytes(capacity: 1 << 16, reserved: JournalGroup.headerRoom)
+    private var staged = ByteBuffer(capacity: 1 << 16, reserved: JournalGroup.headerRoom)
     private(set) var stagedCount = 0
     private(set) var appends = 0
     /// `write`s that appended them (one per group commit).

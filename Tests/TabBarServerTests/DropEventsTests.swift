@@ -3,27 +3,9 @@ import Testing
 import TabBarCore
 @testable import TabBarServer
 
-/// Where a connection's replies are in its queue (`Spans`): what pruning a slow subscriber
-/// keeps (`Connection.dropEvents`), however many replies are queued.
-@Suite struct ServerSpansTests {
-    @Test func spansGrowAndAreUpdatedInPlaceInOrder() {
-        var s = Spans(capacity: 2)
-        defer { s.free() }
-        for k in 0..<40 { s.append((10 * k)..<(10 * k + 5)) }
-        #expect(s.count == 40)
-        #expect((0..<40).allSatisfy { s[$0] == (10 * $0)..<(10 * $0 + 5) })
-        // Every other one goes, the rest move by one.
-        s.update { r in r.lowerBound % 20 == 0 ? nil : (r.lowerBound + 1)..<(r.upperBound + 1) }
-        #expect(s.count == 20)
-        #expect((0..<20).allSatisfy { s[$0] == (20 * $0 + 11)..<(20 * $0 + 16) })
-        s.removeAll()
-        #expect(s.isEmpty)
-        s.append(3..<4)
-        #expect(s.count == 1 && s[0] == 3..<4)
-    }
-
-    /// Events and replies interleaved, more replies than the spans start with room for, the
-    /// first event partly written: pruning keeps that line whole and every reply, in order.
+/// What pruning a slow subscriber keeps (`Connection.dropEvents`), however many replies are queued.
+@Suite struct DropEventsTests {
+    /// Events and replies interleaved, many replies, the first event partly written: pruning keeps that line whole and every reply, in order.
     @Test func droppingEventsKeepsEveryReplyInOrder() {
         var sv: [Int32] = [0, 0]
         socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sv)
