@@ -134,7 +134,8 @@ def error_from_reply(error: Any) -> Error:
     """The exception for a reply's `error` member."""
     if not isinstance(error, dict):
         return ProtocolViolation(f"an error member that is not an object: {error!r}")
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    raw = error.get("data")
+    data: Dict[str, Any] = raw if isinstance(raw, dict) else {}
     kind = data.get("kind") if isinstance(data.get("kind"), str) else None
     code = error.get("code") if isinstance(error.get("code"), int) else None
     message = str(error.get("message", "tabbard returned an error"))

@@ -38,6 +38,7 @@ class AsyncClient(Requests[Awaitable[Result]]):
         self._next_id = 1
         self._closed = False
         self._lock: Optional[asyncio.Lock] = None
+        self._was_lost = False
 
     async def connect(self) -> None:
         """Connects and reads the `hello` (kept in `.hello`); does nothing when connected."""
@@ -66,6 +67,7 @@ class AsyncClient(Requests[Awaitable[Result]]):
                 writer.close()
                 raise
             self._reader, self._writer = reader, writer
+            self._was_lost = False
             self._queue = asyncio.Queue()
             self._task = asyncio.ensure_future(self._read_loop(reader))
 
@@ -96,6 +98,7 @@ class AsyncClient(Requests[Awaitable[Result]]):
             self._lost()
 
     def _lost(self) -> None:
+        self._was_lost = True
         if self._writer is not None:
             self._writer.close()
         self._reader = self._writer = None
@@ -133,8 +136,9 @@ class AsyncClient(Requests[Awaitable[Result]]):
     async def call(self, method: str, params: Optional[Mapping[str, Any]] = None) -> Result:
         """Sends a request and awaits its reply: `result`, or the `tabbard.Error` of its kind."""
         if self._writer is None:
-            if self._closed:
-                raise Disconnected("the client was closed")
+            if self._closed or self._was_lost:
+                raise Disconnected("not connected to tabbard (the connection was lost; events() reconnects, "
+                                   "or call connect())")
             await self.connect()
         writer = self._writer
         assert writer is not None
