@@ -248,7 +248,7 @@ test-python: python-deps
 
 ## gtk-deps: the GTK 4 front end's packages (PyGObject, GTK 4 from Debian) and what its tests need
 ## (Xvfb, xdotool, ImageMagick for screenshots, a font); the browser side comes from web-test-deps
-GTK_APT_PACKAGES = python3-gi gir1.2-gtk-4.0 xvfb xauth xdotool imagemagick fonts-dejavu-core
+GTK_APT_PACKAGES = python3-gi python3-gi-cairo gir1.2-gtk-4.0 xvfb xauth xdotool imagemagick fonts-dejavu-core
 gtk-deps: deps
 	$(call apt_install,$(GTK_APT_PACKAGES))
 
