@@ -2,6 +2,7 @@
 (coroutines of results): each builds the params PROTOCOL.md names and calls `call`."""
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, Generic, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from typing import Literal
@@ -147,15 +148,15 @@ def subscribe_params(topics: Optional[Sequence[str]]) -> Optional[Params]:
     return None if topics is None else {"topics": list(topics)}
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def request_line(request_id: Optional[int], method: str, params: Optional[Mapping[str, Any]]) -> bytes:
-    import json
-    message: Dict[str, Any] = {"jsonrpc": "2.0"}
-    if request_id is not None:
-        message["id"] = request_id
-    message["method"] = method
-    if params is not None:
-        message["params"] = params
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    """One request line (a notification when `request_id` is None), UTF-8, ending in a newline."""
+    head = '{"jsonrpc":"2.0",' if request_id is None else '{"jsonrpc":"2.0","id":%d,' % request_id
+    if params is None:
+        return (head + '"method":' + _encode(method) + "}\n").encode()
+    return (head + '"method":' + _encode(method) + ',"params":' + _encode(params) + "}\n").encode()
 
 
 __all__: List[str] = ["Requests", "R", "Source", "TouchPhase", "HighlightPhase", "Reason", "Profile",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import random
+import select
 import socket
 import time
 from collections import deque
@@ -34,9 +35,12 @@ def open_socket(path: str, timeout: Optional[float]) -> socket.socket:
     return sock
 
 
+_decode = json.JSONDecoder().decode
+
+
 def parse_line(line: bytes) -> Dict[str, Any]:
     try:
-        m = json.loads(line)
+        m = _decode(line.decode())
     except ValueError:
         raise ProtocolViolation(f"tabbard sent a line that is not JSON: {line[:200]!r}") from None
     if not isinstance(m, dict):
@@ -93,16 +97,19 @@ class Client(Requests[Result]):
         self._backoff = Backoff(min_delay, max_delay)
         self._sock: Optional[socket.socket] = None
         self._buffer = bytearray()
+        self._chunk = bytearray(65536)  # read into, never reallocated
+        self._view = memoryview(self._chunk)
         self._queue: Deque[Event] = deque()
         self._next_id = 1
-        self._sock_timeout: Optional[float] = timeout
         self._closed = False
         self._connect()
 
     # Connection
     def _connect(self) -> None:
         self._sock = open_socket(self.socket_path, self.timeout)
-        self._sock_timeout = self.timeout
+        self._sock.settimeout(None)
+        self._poll = select.poll()
+        self._poll.register(self._sock, select.POLLIN)
         self._buffer = bytearray()
         self._queue.clear()
         try:
@@ -160,37 +167,32 @@ class Client(Requests[Result]):
                 if line.strip():
                     return parse_line(line)
                 continue
+            # Wait with poll, then read what is there: the socket stays blocking, so a round trip
+            # costs send, poll, read — as the project's own clients do (docs/PYTHON.md).
             if deadline is None:
-                wait: Optional[float] = None
+                ready = self._poll.poll()
             else:
                 wait = deadline - time.monotonic()
-                if wait <= 0:
-                    raise Timeout("no message from tabbard in time")
-            if wait != self._sock_timeout:
-                sock.settimeout(wait)
-                self._sock_timeout = wait
+                ready = self._poll.poll(max(0, int(wait * 1000) + 1)) if wait > 0 else self._poll.poll(0)
+            if not ready:
+                raise Timeout("no message from tabbard in time")
             try:
-                chunk = sock.recv(262144)
-            except socket.timeout:
-                raise Timeout("no message from tabbard in time") from None
+                got = sock.recv_into(self._chunk)
+            except InterruptedError:
+                continue
             except OSError as e:
                 self._drop()
                 raise Disconnected(f"the connection to tabbard failed: {e.strerror or e}") from None
-            if not chunk:
+            if not got:
                 self._drop()
                 raise Disconnected("tabbard closed the connection")
-            self._buffer += chunk
+            self._buffer += self._view[:got]
 
     def _send(self, data: bytes) -> None:
         if self._sock is None:
             raise Disconnected("not connected to tabbard (the connection was closed)")
-        if self._sock_timeout != self.timeout:
-            self._sock.settimeout(self.timeout)
-            self._sock_timeout = self.timeout
         try:
             self._sock.sendall(data)
-        except socket.timeout:
-            raise Timeout("tabbard did not take the request in time") from None
         except OSError as e:
             self._drop()
             raise Disconnected(f"the connection to tabbard failed: {e.strerror or e}") from None
