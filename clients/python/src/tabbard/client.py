@@ -7,7 +7,7 @@ import select
 import socket
 import time
 from collections import deque
-from typing import Any, Deque, Dict, Iterator, Mapping, Optional, Sequence
+from typing import Any, Deque, Dict, Iterator, Mapping, Optional, Sequence, Union
 
 from ._errors import ConnectError, Disconnected, Error, ProtocolViolation, Timeout, error_from_reply
 from ._path import socket_path as resolve_socket_path
@@ -38,9 +38,9 @@ def open_socket(path: str, timeout: Optional[float]) -> socket.socket:
 _decode = json.JSONDecoder().decode
 
 
-def parse_line(line: bytes) -> Dict[str, Any]:
+def parse_line(line: Union[bytes, bytearray]) -> Dict[str, Any]:
     try:
-        m = _decode(line.decode())
+        m = _decode(line.decode() if isinstance(line, (bytes, bytearray)) else bytes(line).decode())
     except ValueError:
         raise ProtocolViolation(f"tabbard sent a line that is not JSON: {line[:200]!r}") from None
     if not isinstance(m, dict):
@@ -206,6 +206,24 @@ class Client(Requests[Result]):
         self._next_id += 1
         self._send(request_line(request_id, method, params))
         deadline = self._deadline(self.timeout)
+        sock = self._sock
+        if not self._buffer and sock is not None and self._poll.poll(-1 if self.timeout is None else int(self.timeout * 1000)):
+            # The usual case: the reply alone, in one read.
+            try:
+                got = sock.recv_into(self._chunk)
+            except OSError:
+                got = -1
+            if got > 0 and self._chunk[got - 1] == 10 and self._chunk.find(b"\n", 0, got - 1) < 0:
+                m = parse_line(self._chunk[:got])
+                if m.get("id") == request_id and "result" in m:
+                    result = m["result"]
+                    return result if isinstance(result, dict) else {"result": result}
+                self._buffer += self._view[:got]
+            elif got > 0:
+                self._buffer += self._view[:got]
+            elif got == 0:
+                self._drop()
+                raise Disconnected("tabbard closed the connection")
         while True:
             m = self._read_message(deadline)
             if "result" in m or "error" in m:
