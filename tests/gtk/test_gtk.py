@@ -194,6 +194,7 @@ def check_every_example(rig, gtk, ctx):
             assert abs(i["x"] - f["x"] * s) < 0.5 and abs(i["y"] - (rep["bar_top"] + f["y"] * s)) < 0.5, (name, i, f)
             assert abs(i["w"] - f["w"] * s) < 0.5 and abs(i["h"] - f["h"] * s) < 0.5, (name, i, f)
         if ctx.get("screenshots"):
+            gtk.painted(lambda p: p.get("seq") == seq and not p["animating"], f"{name}: its cues played out")
             gtk.screenshot(os.path.join(ctx["screenshots"], f"gtk-{name}.png"))
 
 
@@ -250,6 +251,16 @@ def check_action_and_morph_items(rig, gtk, ctx):
     assert gtk.item("feed", rep)["title"] == "Feed" and gtk.item("feed", rep)["icon"] == "house"
 
 
+def check_cues_play(rig, gtk, ctx):
+    """animation.cue drives the drawing: a bounce grows the tapped item and settles back; the
+    selection indicator of a sliding bar ends under the new tab."""
+    seq = configure(rig, "animated-with-sound")["seq"]
+    gtk.painted(lambda p: p.get("seq") == seq and not p["animating"], "animated-with-sound settled")
+    gtk.click_item("search")
+    gtk.wait(lambda p: p["selected"] == "search" and gtk.item("search", p)["scale"] > 1.1, "the bounce growing the tab")
+    gtk.wait(lambda p: not p["animating"] and gtk.item("search", p)["scale"] == 1, "the bounce settled")
+
+
 def check_badges(rig, gtk, ctx):
     seq = configure(rig, "center-plus")["seq"]
     gtk.painted(lambda p: p.get("seq") == seq, "center-plus painted")
@@ -261,12 +272,13 @@ def check_badges(rig, gtk, ctx):
     rep = gtk.painted(lambda p: p["seq"] == r["seq"], "the badges painted")
     got = [gtk.item(t, rep)["badge"] for t in ("chat", "me", "nearby", "home")]
     assert got == ["99+", "", "new", None], got
+    gtk.painted(lambda p: p["seq"] == r["seq"] and not p["animating"], "the badges' cues played out")
     png = os.path.join(ctx.get("screenshots") or rig.tmp, "gtk-badges.png")
     gtk.screenshot(png)
     s = rep["scale"]
-    for tab in ("chat", "me"):
+    for tab, dx, dy in (("chat", 8.5, 12), ("me", 13, 11)):  # the pill's left end; the dot's centre
         i = gtk.item(tab, rep)
-        x, y = i["x"] + i["w"] / 2 + 13 * s, i["y"] + 11 * s  # inside the pill / the dot
+        x, y = i["x"] + i["w"] / 2 + dx * s, i["y"] + dy * s
         assert near(gtk.pixel(png, x, y), BADGE_RED), (tab, gtk.pixel(png, x, y))
     with tabbard.Client(rig.sock) as c:
         for t in ("chat", "me", "nearby"):
@@ -368,7 +380,7 @@ def measure(rig, gtk, page, n):
 
 
 CHECKS = [check_every_example, check_click_tab, check_center_protrudes_and_is_hit_above_the_bar,
-          check_action_and_morph_items, check_badges, check_hide_and_show, check_scroll_hides,
+          check_action_and_morph_items, check_cues_play, check_badges, check_hide_and_show, check_scroll_hides,
           check_follows_the_daemon_only, check_two_front_ends]
 
 

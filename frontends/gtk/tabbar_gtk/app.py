@@ -239,7 +239,8 @@ class BarView(Gtk.DrawingArea):
             rects.append({"id": item["id"], "kind": item.get("kind", "tab"), "x": r[0], "y": r[1], "w": r[2],
                           "h": r[3], "badge": (item.get("badge") or {}).get("display") if item.get("badge") else None,
                           "title": (item.get("presentation") or {}).get("title"),
-                          "icon": (item.get("presentation") or {}).get("icon")})
+                          "icon": (item.get("presentation") or {}).get("icon"),
+                          "scale": round(float(self.animator.value("item", item["id"], "transform.scale", t, 1.0)), 3)})
             self._draw_item(cr, st, item, r, s, t)
 
     def _draw_item(self, cr: Any, st: Dict[str, Any], item: Dict[str, Any], r: Tuple[float, float, float, float],
@@ -458,7 +459,7 @@ class TabbarWindow(Gtk.Window):
             r["x"], r["y"] = round(r["x"] + ox, 2), round(r["y"] + oy, 2)
             r["w"], r["h"] = round(r["w"], 2), round(r["h"], 2)
         rects.sort(key=lambda r: r["x"])
-        body: Dict[str, Any] = {"status": self.status}
+        body: Dict[str, Any] = {"status": self.status, "animating": self.view.animator.active(t)}
         if st is not None:
             g = Geometry.of(st, self.view.get_width(), self.view.get_height())
             vis = st.get("visibility") or {}
