@@ -442,8 +442,9 @@ class TabbarWindow(Gtk.Window):
         if self.mirror.gap:
             self.mirror.gap = False
         if changed or method == "animation.cue":
-            self._arrived = arrived
-            self._arrived_seq = self.mirror.seq
+            if self._arrived is None:  # the oldest event not painted yet
+                self._arrived = arrived
+                self._arrived_seq = self.mirror.seq
             self.view.queue_draw()
         return False
 
