@@ -63,3 +63,30 @@ def test_script_example(doc: str, line: int, code: str, real_daemon: RealDaemon)
     with tabbard.Client(real_daemon.socket_path) as c:
         st = c.state_get()["state"]
         assert st["selected"] in ("chat", "home")  # what the examples select last
+
+
+def test_fresh_virtualenv_install_runs_the_readme_example(real_daemon: RealDaemon) -> None:
+    """`pip install ./clients/python` into a new virtualenv (pip's own isolated build), then the
+    README's first example with that Python."""
+    readme = [code for doc, _, code in SCRIPTS if doc == "clients/python/README.md"][0]
+    with tempfile.TemporaryDirectory(prefix="tabbard-venv-") as tmp:
+        venv = os.path.join(tmp, "venv")
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
+        r = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", os.path.join(ROOT, "clients", "python")],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        with open(os.path.join(tmp, "example.py"), "w") as f:
+            f.write(readme)
+        env = dict(os.environ, TABBARD_SOCKET=real_daemon.socket_path)
+        r = subprocess.run([os.path.join(venv, "bin", "python"), "example.py"], cwd=tmp, env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0] == "selected: home" and lines[-1].startswith("tab.selected ")
+        # The installed package is a real installation: py.typed and the plugin's entry point.
+        r = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                            "import importlib.metadata as m, importlib.resources as r, tabbard; "
+                            "print([e.value for e in m.entry_points(group='pytest11') if e.name == 'tabbard']); "
+                            "print(r.files('tabbard').joinpath('py.typed').is_file())"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.stdout.split() == ["['tabbard.pytest_plugin']", "True"], r.stdout + r.stderr
