@@ -262,9 +262,12 @@ test-gtk: gtk-deps web-test-deps
 	  $(WEB_VENV)/bin/python tests/gtk/test_gtk.py --bin "$$($(SWIFT) build --show-bin-path)" \
 	  --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" --screenshots "$(CURDIR)/docs/images"
 
-## bench-python: the Python client's round trip beside a raw-socket loop (figures in docs/PYTHON.md)
+## bench-python: the Python client's round trip beside tabbard-bench's raw client and a raw Python socket loop,
+## daemon and clients pinned to CPUs 0 and 1 (figures in docs/PYTHON.md); ARGS=--n N --rounds R
 bench-python: release python-deps
-	$(PY_VENV)/bin/python bench/python/roundtrip.py --daemon .build/release/tabbard --sounds Sounds $(ARGS)
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) --product tabbard-bench
+	$(PY_VENV)/bin/python tests/python/bench_roundtrip.py --daemon .build/release/tabbard --bench .build/release/tabbard-bench \
+	  --sounds Sounds $(ARGS)
 
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.

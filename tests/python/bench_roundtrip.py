@@ -81,12 +81,17 @@ def main():
     ap.add_argument("--bench", default=None, help="tabbard-bench (default: next to the daemon)")
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--server-cpu", type=int, default=0, help="the CPU the daemon is pinned to (-1: none)")
+    ap.add_argument("--client-cpu", type=int, default=1, help="the CPU every client runs on (-1: none)")
     a = ap.parse_args()
+    if a.client_cpu >= 0:
+        os.sched_setaffinity(0, {a.client_cpu})  # tabbard-bench inherits it
     bench = a.bench or os.path.join(os.path.dirname(a.daemon), "tabbard-bench")
     tmp = tempfile.mkdtemp(prefix="tabbard-pybench-")
     path = os.path.join(tmp, "s")
     log = open(os.path.join(tmp, "log"), "w")
-    d = subprocess.Popen([a.daemon, "--no-config", "--socket", path, "--state", os.path.join(tmp, "state.json"),
+    pin = ["taskset", "-c", str(a.server_cpu)] if a.server_cpu >= 0 else []
+    d = subprocess.Popen(pin + [a.daemon, "--no-config", "--socket", path, "--state", os.path.join(tmp, "state.json"),
                           "--audio", "null", "--sounds", a.sounds], stdout=log, stderr=log)
     try:
         for _ in range(500):
@@ -103,7 +108,8 @@ def main():
             py.append((pct(t, 0.5), pct(t, 0.9), pct(t, 0.99)))
             t = raw_python(path, a.n)
             rawpy.append((pct(t, 0.5), pct(t, 0.9), pct(t, 0.99)))
-        print(f"{a.n} sequential tab.select round trips per run, {a.rounds} runs, medians of the runs (µs):")
+        where = f"daemon on CPU {a.server_cpu}, clients on CPU {a.client_cpu}" if a.server_cpu >= 0 else "unpinned"
+        print(f"{a.n} sequential tab.select round trips per run, {a.rounds} runs ({where}), medians of the runs (µs):")
         print(f"{'client':<42}{'p50':>8}{'p90':>8}{'p99':>8}")
 
         def row(name, runs):
