@@ -86,7 +86,9 @@ def test_fresh_virtualenv_install_runs_the_readme_example(real_daemon: RealDaemo
         # The installed package is a real installation: py.typed and the plugin's entry point.
         r = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
                             "import importlib.metadata as m, importlib.resources as r, tabbard; "
-                            "print([e.value for e in m.entry_points(group='pytest11') if e.name == 'tabbard']); "
+                            "eps = m.entry_points(); "
+                            "eps = eps.select(group='pytest11') if hasattr(eps, 'select') else eps.get('pytest11', []); "
+                            "print([e.value for e in eps if e.name == 'tabbard']); "
                             "print(r.files('tabbard').joinpath('py.typed').is_file())"],
                            capture_output=True, text=True, timeout=60)
         assert r.stdout.split() == ["['tabbard.pytest_plugin']", "True"], r.stdout + r.stderr

@@ -129,6 +129,7 @@ class HeadlessDaemon:
         self._format = (48000, 2)
         self._played: List[PlayedSound] = []
         self.inbox: List[Event] = []
+        self._clients: List[Client] = []
         args = [self.binary, "--no-config", "--socket", self.socket_path, "--state", self.state_path,
                 "--audio", "null", "--clock", "manual", "--capture", os.path.join(self.directory, "capture-0.wav")]
         if self.sounds:
@@ -161,8 +162,10 @@ class HeadlessDaemon:
 
     # Requests
     def client(self, *, timeout: Optional[float] = 10.0) -> Client:
-        """A new connection of the test's own (close it, or let the harness stop)."""
-        return Client(self.socket_path, timeout=timeout)
+        """A new connection of the test's own (closed by `stop()` if the test has not)."""
+        c = Client(self.socket_path, timeout=timeout)
+        self._clients.append(c)
+        return c
 
     def call(self, method: str, params: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
         """Any request on the harness's connection; its events are kept for `expect`."""
@@ -268,9 +271,9 @@ class HeadlessDaemon:
     def stop(self) -> Optional[int]:
         """Stops the daemon (SIGTERM, SIGKILL after the timeout) and removes its directory.
         Returns its exit status. Idempotent."""
-        conn = getattr(self, "connection", None)
-        if conn is not None:
-            conn.close()
+        for c in [getattr(self, "connection", None)] + getattr(self, "_clients", []):
+            if c is not None:
+                c.close()
         status = self.process.poll()
         if status is None:
             self.process.send_signal(signal.SIGTERM)

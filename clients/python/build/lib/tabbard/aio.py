@@ -34,7 +34,7 @@ class AsyncClient(Requests[Awaitable[Result]]):
         self._writer: Optional[asyncio.StreamWriter] = None
         self._task: Optional["asyncio.Task[None]"] = None
         self._pending: Dict[int, "asyncio.Future[Result]"] = {}
-        self._queue: "asyncio.Queue[Event]" = asyncio.Queue()
+        self._queue: "asyncio.Queue[Event]"  # made by connect(), inside the running loop
         self._next_id = 1
         self._closed = False
         self._lock: Optional[asyncio.Lock] = None
