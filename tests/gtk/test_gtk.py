@@ -287,7 +287,9 @@ def check_badges(rig, gtk, ctx):
 
 
 def check_hide_and_show(rig, gtk, ctx):
-    seq = configure(rig, "hide-on-push")["seq"]
+    configure(rig, "hide-on-push")
+    with tabbard.Client(rig.sock) as c:  # a slow slide, so that a loaded machine paints it mid-way
+        seq = c.configure(settings={"hide_duration_ms": 1500})["seq"]
     gtk.painted(lambda p: p.get("seq") == seq, "hide-on-push painted")
     height = daemon_state(rig)["state"]["layout"]["height"]
     with tabbard.Client(rig.sock) as c:

@@ -69,12 +69,20 @@ class Link:
             events = client.events()
             GLib.idle_add(self.on_event, "state.resync", {"seq": client.seq, "state": client.state}, now_ms())
             GLib.idle_add(self.on_status, "open", "")
-            for method, params in events:
-                if method == "state.resync" and params.get("reconnected"):
-                    GLib.idle_add(self.on_status, "open", "")
-                elif method == "server.stopping":
-                    GLib.idle_add(self.on_status, "connecting", "the daemon is stopping")
-                GLib.idle_add(self.on_event, method, params, now_ms())
+            try:
+                for method, params in events:
+                    if method == "state.resync" and params.get("reconnected"):
+                        GLib.idle_add(self.on_status, "open", "")
+                    elif method == "server.stopping":
+                        GLib.idle_add(self.on_status, "connecting", "the daemon is stopping")
+                    GLib.idle_add(self.on_event, method, params, now_ms())
+            except tabbard.PermissionDenied as e:
+                GLib.idle_add(self.on_status, "refused", e.message)
+                return
+            except tabbard.Error as e:  # anything else: connect afresh
+                client.close()
+                GLib.idle_add(self.on_status, "connecting", e.message)
+                time.sleep(delay)
 
     def _write(self) -> None:
         client: Optional[tabbard.Client] = None

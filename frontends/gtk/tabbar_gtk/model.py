@@ -116,7 +116,9 @@ class Animator:
 
     def value(self, target: str, tab: Optional[str], prop: str, now_ms: float, default: Any) -> Any:
         r = self.running.get((target, tab, prop))
-        return default if r is None else r.value(now_ms)
+        if r is None or (target != "bar" and now_ms - r.start_ms >= r.total_ms):
+            return default  # over: the thing is back in its own state (the bar stays where it slid)
+        return r.value(now_ms)
 
     def get(self, target: str, tab: Optional[str], prop: str) -> Optional[Running]:
         return self.running.get((target, tab, prop))
