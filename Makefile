@@ -243,7 +243,7 @@ python-deps: deps
 test-python: python-deps
 	$(SWIFT_BUILD) --product tabbard
 	$(SWIFT_BUILD) --product tabbarctl
-	$(PY_VENV)/bin/mypy --strict clients/python/src/tabbard frontends/gtk/tabbar_gtk/model.py
+	$(PY_VENV)/bin/mypy --strict --cache-dir .build/mypy-cache clients/python/src/tabbard frontends/gtk/tabbar_gtk/model.py
 	PATH="$$($(SWIFT) build --show-bin-path):$$PATH" $(PY_VENV)/bin/pytest -q -p no:cacheprovider tests/python
 
 ## gtk-deps: the GTK 4 front end's packages (PyGObject, GTK 4 from Debian) and what its tests need
