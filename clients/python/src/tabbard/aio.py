@@ -147,6 +147,8 @@ class AsyncClient(Requests[Awaitable[Result]]):
         fut: "asyncio.Future[Result]" = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
         writer.write(request_line(request_id, method, params))
+        if writer.transport.get_write_buffer_size() > 65536:
+            await writer.drain()  # the daemon reads slower than requests are made: wait for it
         try:
             return await asyncio.wait_for(fut, self.timeout)
         except asyncio.TimeoutError:

@@ -38,12 +38,12 @@ class PlayedSound:
 
 @dataclass
 class CapturedAudio:
-    """The daemon's stream since the harness started: `samples` are interleaved 16-bit integers,
-    `rate` frames per second, `channels` per frame; `first_frame` is the stream position of
+    """The daemon's stream since the harness started: `samples` are interleaved 16-bit integers (a
+    list), `rate` frames per second, `channels` per frame; `first_frame` is the stream position of
     samples[0]; `sounds` lists every `sound.played` (name, voice, the frame it started at)."""
     rate: int
     channels: int
-    samples: "array[int]"
+    samples: List[int]
     first_frame: int = 0
     sounds: List[PlayedSound] = field(default_factory=list)
 
@@ -51,7 +51,7 @@ class CapturedAudio:
     def frames(self) -> int:
         return len(self.samples) // self.channels
 
-    def frames_between(self, start: int, end: int) -> "array[int]":
+    def frames_between(self, start: int, end: int) -> List[int]:
         """The samples of stream frames `start ..< end`."""
         a = (start - self.first_frame) * self.channels
         b = (end - self.first_frame) * self.channels
@@ -256,7 +256,7 @@ class HeadlessDaemon:
         os.unlink(str(stop["path"]))
         self._capture_index += 1
         self.call("capture.start", {"path": os.path.join(self.directory, f"capture-{self._capture_index}.wav")})
-        return CapturedAudio(rate, channels, array("h", self._captured), self._first_frame, list(self._played))
+        return CapturedAudio(rate, channels, self._captured.tolist(), self._first_frame, list(self._played))
 
     # Life cycle
     @property
