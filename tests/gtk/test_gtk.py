@@ -57,10 +57,12 @@ class Gtk:
         self.proc = subprocess.Popen(
             [os.path.join(root, "frontends", "gtk", "tabbar-gtk"), "--socket", rig.sock, "--undecorated",
              "--report", "--width", "420", "--height", "640", "--examples", os.path.join(root, "examples")],
-            stdout=subprocess.PIPE, stderr=open(os.path.join(rig.tmp, "gtk.log"), "a"), text=True, env=env)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(rig.tmp, "gtk.log"), "a"),
+            text=True, env=env)
         self.lines = Lines(self.proc)
         self.pos = 0
         self.last = None
+        self.last_view = [0, 0, 0, 0]
         self.window = subprocess.run(["xdotool", "search", "--sync", "--name", "^tabbar-gtk$"], capture_output=True,
                                      text=True, timeout=WAIT, check=True).stdout.split()[0]
         self.wait(lambda r: r.get("status") == "open" and r.get("items"), "the window connected and painted")
@@ -91,6 +93,8 @@ class Gtk:
                 self.pos += 1
                 if line.startswith("{"):
                     r = json.loads(line)
+                    if "view" in r:
+                        self.last_view = r["view"]
                     if self._holds(predicate, r):
                         self.last = r
                         return r
@@ -109,6 +113,8 @@ class Gtk:
         """What the window shows now satisfies `predicate` (now, or after more paints)."""
         self._drain()
         bars = [json.loads(l) for l in self.lines.seen if l.startswith("{") and '"items"' in l]
+        if bars:
+            self.last_view = bars[-1]["view"]
         if bars and self._holds(predicate, bars[-1]):
             self.pos = len(self.lines.seen)
             self.last = bars[-1]
@@ -134,9 +140,19 @@ class Gtk:
                         "click", "--repeat", str(times), "5"], check=True, timeout=WAIT)
 
     def screenshot(self, path):
-        subprocess.run(["import", "-window", self.window, path], check=True, timeout=WAIT)
+        """The device screen (content and bar) drawn by the window's own cairo code for what it
+        last reported: an X screenshot could still hold the frame before. Pixel coordinates in
+        it are the view's: a report's window x, y minus `view[0]`, `view[1]`."""
+        if os.path.exists(path):
+            os.unlink(path)
+        self.proc.stdin.write(f"snapshot {path}\n")
+        self.proc.stdin.flush()
+        self.wait(lambda r: r.get("snapshot") == path, f"the snapshot {path}")
 
     def pixel(self, png, x, y):
+        """The colour at window point (x, y) of a snapshot."""
+        view = self.last_view
+        x, y = x - view[0], y - view[1]
         out = subprocess.run(["convert", png, "-format", f"%[fx:int(255*p{{{int(x)},{int(y)}}}.r)],"
                               f"%[fx:int(255*p{{{int(x)},{int(y)}}}.g)],%[fx:int(255*p{{{int(x)},{int(y)}}}.b)]",
                               "info:"], capture_output=True, text=True, check=True, timeout=WAIT).stdout

@@ -192,13 +192,17 @@ class BarView(Gtk.DrawingArea):
 
     # Drawing
     def _draw(self, area: Any, cr: Any, width: int, height: int) -> None:
+        self.paint(cr, width, height, report=True)
+
+    def paint(self, cr: Any, width: int, height: int, report: bool) -> None:
         t = now_ms()
         cr.set_source_rgba(*SCREEN)
         cr.paint()
         st = self.win.mirror.state
         self._draw_content(cr, width, height)
         if st is None:
-            self.win.report_paint(None, [], 0.0, t)
+            if report:
+                self.win.report_paint(None, [], 0.0, t)
             return
         g = Geometry.of(st, width, height)
         trans = bar_translation(st, self.animator, t)
@@ -207,7 +211,8 @@ class BarView(Gtk.DrawingArea):
         gone = vis.get("hidden") and vis.get("phase") == "idle"
         if not gone:
             self._draw_bar(cr, st, g, trans, t, rects)
-        self.win.report_paint(st, rects, trans, t)
+        if report:
+            self.win.report_paint(st, rects, trans, t)
 
     def _draw_content(self, cr: Any, width: int, height: int) -> None:
         cr.set_source_rgba(*CONTENT_INK)
@@ -398,6 +403,27 @@ class TabbarWindow(Gtk.Window):
         self.view = BarView(self)
         box.append(self.view)
         self.link = Link(self.opts.socket, self.on_event, self.on_status)
+        if self.opts.report:
+            threading.Thread(target=self._commands, daemon=True, name="report-commands").start()
+
+    def _commands(self) -> None:
+        """With --report, stdin takes `snapshot PATH`: the device screen (content and bar) drawn now
+        into a PNG by the same cairo code as on screen — what the last report describes — answered
+        with a `{"snapshot": PATH}` line."""
+        for line in sys.stdin:
+            words = line.split(maxsplit=1)
+            if len(words) == 2 and words[0] == "snapshot":
+                GLib.idle_add(self._snapshot, words[1].strip())
+
+    def _snapshot(self, path: str) -> bool:
+        import cairo  # python3-gi-cairo's companion, python3-cairo
+
+        w, h = self.view.get_width(), self.view.get_height()
+        surface = cairo.ImageSurface(cairo.FORMAT_ARGB32, w, h)
+        self.view.paint(cairo.Context(surface), w, h, report=False)
+        surface.write_to_png(path)
+        self._emit({"snapshot": path, "size": [w, h]})
+        return False
 
     def _actions(self) -> List[Tuple[str, str, Dict[str, Any]]]:
         return [("99+ on the 2nd", "badge", {"index": 1, "count": 120}), ("dot on the last", "badge", {"index": -1, "dot": True}),
