@@ -2,9 +2,9 @@
 """The GTK 4 front end (frontends/gtk/tabbar-gtk) under Xvfb, against a real daemon: every
 example bar drawn at the daemon's frames, real pointer clicks (xdotool) on each kind of item, the
 raised center button above the bar's edge, badges, hide/show with the slide, scroll, following
-the daemon only, and — beside the browser page (Playwright, tests/web/rig.py's bridge) — a tap in
+the daemon only, and — beside the browser page (Playwright; tabbard-web as tests/web starts it) — a tap in
 either front end shown in the other. What the window painted is read from its `--report` lines
-(one JSON line per painted change) and from screenshots (ImageMagick `import`). Waits are for
+(one JSON line per painted change) and from its snapshots (`snapshot PATH`). Waits are for
 conditions with deadlines, never fixed sleeps. Saves docs/images/gtk-*.png (--screenshots DIR).
 
 Run under xvfb-run with the web venv's Python and PYTHONPATH=clients/python/src (make test-gtk).
@@ -16,6 +16,7 @@ import json
 import os
 import queue
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -23,19 +24,71 @@ import tempfile
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "web"))
-from rig import WAIT_MS, Lines, Rig, deadline_loop, open_page  # noqa: E402
+import threading
 
 import tabbard  # noqa: E402
 
-WAIT = WAIT_MS / 1000
+HERE = os.path.dirname(os.path.abspath(__file__))
+WAIT = 20.0  # seconds: generous, the machine may be loaded
+WAIT_MS = int(WAIT * 1000)
 ACCENT = (0x0A, 0x84, 0xFF)
 BADGE_RED = (0xFF, 0x3B, 0x30)
 
 
-class NoConfigRig(Rig):
-    """The web tests' rig with a daemon that reads no config file."""
+def deadline_loop(seconds, what):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        yield
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+class Lines:
+    """A process's stdout lines, read by a thread (taken by Gtk.wait with deadlines)."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.q = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.q.put(line.rstrip("\n"))
+        self.q.put(None)
+
+    def first(self, predicate, what):
+        end = time.monotonic() + WAIT
+        while True:
+            try:
+                line = self.q.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                line = ""
+            if line is None:
+                raise AssertionError(f"the process ended before {what}")
+            if line and predicate(line):
+                return line
+            if time.monotonic() > end:
+                raise AssertionError(f"timed out waiting for {what}")
+
+
+class Rig:
+    """A daemon (--no-config, null audio, a private socket and state) and tabbard-web on an
+    ephemeral loopback port in front of it, as tests/web starts them."""
+
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="tabbard-gtk-test.")
+        os.chmod(self.tmp, 0o700)
+        runtime = os.path.join(self.tmp, "run")
+        os.mkdir(runtime, 0o700)
+        self.sock = os.path.join(self.tmp, "s")
+        self.state = os.path.join(self.tmp, "state.json")
+        self.ctl = os.path.join(args.bin, "tabbarctl")
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=runtime, TABBARCTL=self.ctl)
+        self.env.pop("TABBARD_SOCKET", None)
+        self.daemon = None
+        self.web = None
 
     def start_daemon(self):
         log = open(os.path.join(self.tmp, "daemon.log"), "a")
@@ -45,8 +98,47 @@ class NoConfigRig(Rig):
         for _ in deadline_loop(30, "the daemon to answer"):
             if self.daemon.poll() is not None:
                 raise AssertionError(f"the daemon exited with {self.daemon.returncode}")
-            if subprocess.run([self.ctl, "--socket", self.sock, "ping"], capture_output=True).returncode == 0:
+            try:
+                tabbard.Client(self.sock).close()
                 return
+            except tabbard.ConnectError:
+                pass
+
+    def stop_daemon(self):
+        self.daemon.terminate()
+        self.daemon.wait(timeout=30)
+
+    def start_web(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.web = subprocess.Popen(
+            [os.path.join(self.args.root, "web", "tabbard-web"), "--socket", self.sock, "--port", str(port)],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(self.tmp, "web.log"), "a"), text=True, env=self.env)
+        line = Lines(self.web).first(lambda l: l.startswith("web: "), "tabbard-web's address line")
+        self.url = line.split(" ", 1)[1]
+
+    def close(self):
+        for p in (self.web, self.daemon):
+            if p and p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        if self.args.keep:
+            print("kept", self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def open_page(browser, rig):
+    """The page, once connected (the stable hook body[data-connection])."""
+    page = browser.new_page(viewport={"width": 420, "height": 640})
+    page.on("pageerror", lambda e: print("  page error:", e))
+    page.goto(rig.url)
+    page.wait_for_function("document.body.dataset.connection === 'open'", timeout=WAIT_MS)
+    return page
 
 
 class Gtk:
@@ -418,7 +510,7 @@ def main():
         if not shutil.which(tool):
             print(f"FAIL {tool} is missing (make gtk-deps)")
             return 1
-    rig = NoConfigRig(args)
+    rig = Rig(args)
     passed = failed = 0
     gtk = None
     try:
