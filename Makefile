@@ -237,6 +237,7 @@ python-deps: deps
 	  echo "Installing pytest $(PYTEST_VERSION) and mypy $(MYPY_VERSION) into $(PY_VENV)"; \
 	  python3 -m venv $(PY_VENV) && $(PY_VENV)/bin/pip install -q pytest==$(PYTEST_VERSION) mypy==$(MYPY_VERSION) setuptools wheel; }
 	$(PY_VENV)/bin/pip install -q --no-build-isolation --no-deps --force-reinstall ./clients/python
+	rm -rf clients/python/build clients/python/src/tabbard.egg-info
 
 ## test-python: the package typed (mypy --strict) and against the real daemon (sync, asyncio, reconnect, errors,
 ## the socket path as tabbarctl picks it), the pytest plugin, and every Python example of docs/PYTHON.md
