@@ -231,11 +231,14 @@ bench-web: release web-test-deps
 PY_VENV = .build/python-venv
 PYTEST_VERSION = 9.2.0
 MYPY_VERSION = 2.4.1
+SETUPTOOLS_VERSION = 84.2.1
+WHEEL_VERSION = 0.48.0
 python-deps: deps
 	$(call apt_install,python3-venv)
 	@$(PY_VENV)/bin/python -c 'import pytest, mypy, setuptools, wheel' 2>/dev/null || { \
 	  echo "Installing pytest $(PYTEST_VERSION) and mypy $(MYPY_VERSION) into $(PY_VENV)"; \
-	  python3 -m venv $(PY_VENV) && $(PY_VENV)/bin/pip install -q pytest==$(PYTEST_VERSION) mypy==$(MYPY_VERSION) setuptools wheel; }
+	  python3 -m venv $(PY_VENV) && $(PY_VENV)/bin/pip install -q pytest==$(PYTEST_VERSION) mypy==$(MYPY_VERSION) \
+	    setuptools==$(SETUPTOOLS_VERSION) wheel==$(WHEEL_VERSION); }
 	$(PY_VENV)/bin/pip install -q --no-build-isolation --no-deps --force-reinstall ./clients/python
 	rm -rf clients/python/build clients/python/src/tabbard.egg-info
 
