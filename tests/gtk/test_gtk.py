@@ -437,6 +437,8 @@ def check_follows_the_daemon_only(rig, gtk, ctx):
     rig.stop_daemon()
     gtk.wait(lambda p: p.get("status") == "connecting", "the window to notice the daemon stopped")
     gtk.click_item("me")  # nobody judges this press: the window must not select anything itself
+    gtk.wait(lambda p: p.get("dropped") == "touch", "the press's down dropped")
+    gtk.wait(lambda p: p.get("dropped") == "touch", "the press's up dropped")
     rig.start_daemon()
     rep = gtk.wait(lambda p: p.get("status") == "open" and "items" in p, "the window reconnected")
     assert rep["selected"] == "home", "the window changed its own state"

@@ -93,7 +93,9 @@ class Link:
                     client = tabbard.Client(self.socket_path, timeout=10.0)
                 client.call(method, params)
             except (tabbard.ConnectError, tabbard.Disconnected, tabbard.Timeout) as e:
+                # Dropped, never replayed: a press nobody judged did nothing.
                 print(f"tabbar-gtk: {method}: {e.message}", file=sys.stderr)
+                GLib.idle_add(self.on_status, "dropped", method)
                 if client is not None:
                     client.close()
                 client = None
@@ -459,6 +461,10 @@ class TabbarWindow(Gtk.Window):
 
     # The daemon's side
     def on_status(self, status: str, reason: str) -> bool:
+        if status == "dropped":  # a request that could not be sent (reported, the status stays)
+            if self.opts.report:
+                self._emit({"dropped": reason})
+            return False
         self.status = status
         self.status_label.set_text({"open": "connected", "connecting": "connecting…", "refused": "refused"}.get(
             status, status) + (f": {reason}" if reason and status != "open" else ""))
