@@ -225,6 +225,9 @@ class Gtk:
         i = self.item(tab)
         self.click(i["x"] + i["w"] / 2, i["y"] + i["h"] / 2)
 
+    def key(self, name):
+        subprocess.run(["xdotool", "windowfocus", "--sync", self.window, "key", name], check=True, timeout=WAIT)
+
     def scroll_down(self, times):
         view = self.painted(lambda r: True, "a painted bar")["view"]  # over the content, below the controls
         subprocess.run(["xdotool", "mousemove", "--window", self.window, "--sync", str(int(view[0] + 200)),
@@ -428,6 +431,25 @@ def check_scroll_hides(rig, gtk, ctx):
     gtk.wait(lambda p: p.get("phase") == "idle" and p.get("hidden") is False, "the bar back")
 
 
+def check_keyboard(rig, gtk, ctx):
+    seq = configure(rig, "center-plus")["seq"]
+    with tabbard.Client(rig.sock) as c:
+        seq = c.select("home")["seq"]
+    rep = gtk.painted(lambda p: p.get("seq") >= seq and p["selected"] == "home", "home selected")
+    gtk.click(rep["view"][0] + 200, rep["view"][1] + 60)  # the content: the view takes the focus
+    gtk.key("Right")
+    gtk.painted(lambda p: p["focus"] == "nearby", "the focus on nearby")
+    gtk.key("Return")
+    gtk.painted(lambda p: p["selected"] == "nearby", "nearby selected from the keyboard")
+    gtk.key("Right")
+    gtk.key("space")  # the center: its action
+    gtk.painted(lambda p: p["active_action"] == "post", "the center's action from the keyboard")
+    gtk.key("End")
+    gtk.painted(lambda p: p["focus"] == "me", "the focus on the last item")
+    with tabbard.Client(rig.sock) as c:
+        c.finish_action("post")
+
+
 def check_follows_the_daemon_only(rig, gtk, ctx):
     seq = configure(rig, "center-plus")["seq"]
     gtk.painted(lambda p: p.get("seq") == seq, "center-plus painted")
@@ -493,7 +515,7 @@ def measure(rig, gtk, page, n):
 
 
 CHECKS = [check_every_example, check_click_tab, check_center_protrudes_and_is_hit_above_the_bar,
-          check_action_and_morph_items, check_cues_play, check_badges, check_hide_and_show, check_scroll_hides,
+          check_action_and_morph_items, check_cues_play, check_badges, check_hide_and_show, check_scroll_hides, check_keyboard,
           check_follows_the_daemon_only, check_two_front_ends]
 
 

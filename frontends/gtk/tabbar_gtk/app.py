@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import gi
 
 gi.require_version("Gtk", "4.0")
-from gi.repository import GLib, Gtk  # noqa: E402
+from gi.repository import Gdk, GLib, Gtk  # noqa: E402
 
 import tabbard  # noqa: E402
 
@@ -131,6 +131,46 @@ class BarView(Gtk.DrawingArea):
         scroll = Gtk.EventControllerScroll.new(Gtk.EventControllerScrollFlags.VERTICAL)
         scroll.connect("scroll", self._scrolled)
         self.add_controller(scroll)
+        # The keyboard, as the page's tabs pattern: ←/→ move the focus over the enabled items
+        # (mirrored with rtl), Home/End to the ends, Enter or Space activates it.
+        self.set_focusable(True)
+        self.focus_id: Optional[str] = None
+        keys = Gtk.EventControllerKey()
+        keys.connect("key-pressed", self._key)
+        self.add_controller(keys)
+        focus = Gtk.EventControllerFocus()
+        focus.connect("enter", lambda _c: self.queue_draw())
+        focus.connect("leave", lambda _c: self.queue_draw())
+        self.add_controller(focus)
+
+    def _key(self, controller: Any, keyval: int, keycode: int, state: Any) -> bool:
+        st = self.win.mirror.state
+        if st is None:
+            return False
+        items = [i for i in st.get("items") or [] if i.get("enabled", True)]
+        if not items:
+            return False
+        ids = [i["id"] for i in sorted(items, key=lambda i: float(i["frame"]["x"]))]  # left to right on screen
+        current = self.focus_id if self.focus_id in ids else (st.get("selected") if st.get("selected") in ids else ids[0])
+        k = ids.index(current)
+        name = Gdk.keyval_name(keyval) or ""
+        if name in ("Left", "Right"):
+            self.focus_id = ids[(k + (1 if name == "Right" else -1)) % len(ids)]
+        elif name == "Home":
+            self.focus_id = ids[0]
+        elif name == "End":
+            self.focus_id = ids[-1]
+        elif name in ("Return", "KP_Enter", "space"):
+            item = next(i for i in items if i["id"] == current)
+            if item.get("kind", "tab") == "tab":
+                self.win.link.send("tab.select", {"tab": current})
+            else:
+                self.win.link.send("action.trigger", {"tab": current})
+            self.focus_id = current
+        else:
+            return False
+        self.queue_draw()
+        return True
 
     # Input: every press is a touch; the daemon hit-tests and decides.
     def _geometry(self) -> Optional[Geometry]:
@@ -138,6 +178,7 @@ class BarView(Gtk.DrawingArea):
         return None if st is None else Geometry.of(st, self.get_width(), self.get_height())
 
     def _down(self, gesture: Any, x: float, y: float) -> None:
+        self.grab_focus()  # for the keyboard
         g = self._geometry()
         if g is None:
             return
@@ -338,6 +379,11 @@ class BarView(Gtk.DrawingArea):
         cr.pop_group_to_source()
         cr.paint_with_alpha(alpha)
         cr.restore()
+        if self.focus_id == iid and self.has_focus():  # a visible focus ring
+            cr.set_source_rgba(*ACCENT)
+            cr.set_line_width(2 * s)
+            rounded(cr, x + s, y + s, w - 2 * s, h - 2 * s, 8 * s if kind != "center" else min(w, h) / 2)
+            cr.stroke()
 
     def _draw_badge(self, cr: Any, display: str, w: float, s: float, scale: float) -> None:
         cr.save()
@@ -500,7 +546,8 @@ class TabbarWindow(Gtk.Window):
             r["x"], r["y"] = round(r["x"] + ox, 2), round(r["y"] + oy, 2)
             r["w"], r["h"] = round(r["w"], 2), round(r["h"], 2)
         rects.sort(key=lambda r: r["x"])
-        body: Dict[str, Any] = {"status": self.status, "animating": self.view.animator.active(t)}
+        body: Dict[str, Any] = {"status": self.status, "animating": self.view.animator.active(t),
+                                "focus": self.view.focus_id if self.view.has_focus() else None}
         if st is not None:
             g = Geometry.of(st, self.view.get_width(), self.view.get_height())
             vis = st.get("visibility") or {}
