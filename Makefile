@@ -51,7 +51,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps test-rtkit rtkit-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web
+.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps test-rtkit rtkit-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web python-deps test-python gtk-deps test-gtk bench-python
 
 all: build
 
@@ -75,7 +75,7 @@ run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
 ## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the real sound path through a private PipeWire, the package, a short fuzz run in-process and over the socket, the web page
-test: deps test-swift test-contract test-units test-sandbox test-pipewire test-rtkit test-harness test-package fuzz-smoke fuzz-socket-smoke test-web
+test: deps test-swift test-contract test-units test-sandbox test-pipewire test-rtkit test-harness test-package fuzz-smoke fuzz-socket-smoke test-web test-python test-gtk
 
 test-swift:
 	$(SWIFT_BUILD) --build-tests
@@ -230,6 +230,53 @@ test-web: web-test-deps
 ## bench-web: click → selected look painted in headless Chromium (docs/PERFORMANCE.md); ARGS=--clicks N
 bench-web: release web-test-deps
 	$(WEB_VENV)/bin/python tests/web/measure_click.py --bin .build/release --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" $(ARGS)
+
+## python-deps: the Python client's test tools (pytest, mypy from PyPI) in $(PY_VENV), and the package
+## (clients/python) installed there as a user installs it, so its pytest plugin registers itself
+PY_VENV = .build/python-venv
+PYTEST_VERSION = 9.2.0
+MYPY_VERSION = 2.4.1
+SETUPTOOLS_VERSION = 84.2.1
+WHEEL_VERSION = 0.48.0
+python-deps: deps
+	$(call apt_install,python3-venv)
+	@$(PY_VENV)/bin/python -c 'import pytest, mypy, setuptools, wheel' 2>/dev/null || { \
+	  echo "Installing pytest $(PYTEST_VERSION) and mypy $(MYPY_VERSION) into $(PY_VENV)"; \
+	  python3 -m venv $(PY_VENV) && $(PY_VENV)/bin/pip install -q pytest==$(PYTEST_VERSION) mypy==$(MYPY_VERSION) \
+	    setuptools==$(SETUPTOOLS_VERSION) wheel==$(WHEEL_VERSION); }
+	$(PY_VENV)/bin/pip install -q --no-build-isolation --no-deps --force-reinstall ./clients/python
+	rm -rf clients/python/build clients/python/src/tabbard.egg-info
+
+## test-python: the package typed (mypy --strict) and against the real daemon (sync, asyncio, reconnect, errors,
+## the socket path as tabbarctl picks it), the pytest plugin, and every Python example of docs/PYTHON.md
+test-python: python-deps
+	$(SWIFT_BUILD) --product tabbard
+	$(SWIFT_BUILD) --product tabbarctl
+	$(PY_VENV)/bin/mypy --strict --cache-dir .build/mypy-cache clients/python/src/tabbard frontends/gtk/tabbar_gtk/model.py
+	PATH="$$($(SWIFT) build --show-bin-path):$$PATH" $(PY_VENV)/bin/pytest -q -p no:cacheprovider tests/python
+
+## gtk-deps: the GTK 4 front end's packages (PyGObject, GTK 4 from Debian) and what its tests need
+## (Xvfb, xdotool, ImageMagick for screenshots, a font); the browser side comes from web-test-deps
+GTK_APT_PACKAGES = python3-gi python3-gi-cairo gir1.2-gtk-4.0 xvfb xauth xdotool imagemagick fonts-dejavu-core
+gtk-deps: deps
+	$(call apt_install,$(GTK_APT_PACKAGES))
+
+## test-gtk: frontends/gtk under Xvfb — every example bar, clicks on each kind of item, the raised center
+## button, badges, hide/show, and the GTK window beside the browser page on one daemon (tests/gtk/);
+## saves docs/images/gtk-*.png
+test-gtk: gtk-deps web-test-deps
+	$(SWIFT_BUILD) --product tabbard
+	$(SWIFT_BUILD) --product tabbarctl
+	PYTHONPATH="$(CURDIR)/clients/python/src" xvfb-run -a -s "-screen 0 1024x768x24" \
+	  $(WEB_VENV)/bin/python tests/gtk/test_gtk.py --bin "$$($(SWIFT) build --show-bin-path)" \
+	  --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" --screenshots "$(CURDIR)/docs/images"
+
+## bench-python: the Python client's round trip beside tabbard-bench's raw client and a raw Python socket loop,
+## daemon and clients pinned to CPUs 0 and 1 (figures in docs/PYTHON.md); ARGS=--n N --rounds R
+bench-python: release python-deps
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) --product tabbard-bench
+	$(PY_VENV)/bin/python tests/python/bench_roundtrip.py --daemon .build/release/tabbard --bench .build/release/tabbard-bench \
+	  --sounds Sounds $(ARGS)
 
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.

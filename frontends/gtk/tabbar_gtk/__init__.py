@@ -1,0 +1,1 @@
+"""tabbar-gtk: a native GTK 4 front end for tabbard (docs/GTK.md)."""
