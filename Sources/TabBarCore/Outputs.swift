@@ -245,7 +245,7 @@ extension Commit {
 }
 
 extension HighlightPhase {
-    /// `rawValue` as a literal, as `Commit.wireName` (WritesReplyTests checks that the two agree).
+    /// `rawValue` as a literal, as `Commit.wireName` (WritesReplyTests checks it against `rawValue` for every phase).
     var wireName: StaticString {
         switch self {
         case .begin: return "begin"
