@@ -234,7 +234,7 @@ extension ByteBuffer {
 
 extension Commit {
     /// `rawValue` as a literal (at most 16 bytes): written with a few loads and stores, no
-    /// `String` made and released (EncoderAgreementTests compares every case's reply with `rawValue`'s).
+    /// `String` made and released (ModelTests compare every `touch` reply's `commit` with the model's).
     var wireName: StaticString {
         switch self {
         case .select: return "select"
@@ -245,7 +245,7 @@ extension Commit {
 }
 
 extension HighlightPhase {
-    /// `rawValue` as a literal, as `Commit.wireName` (WritesEventNameTests checks that the two agree).
+    /// `rawValue` as a literal, as `Commit.wireName` (WritesReplyTests checks it against `rawValue` for every phase).
     var wireName: StaticString {
         switch self {
         case .begin: return "begin"

@@ -4,7 +4,8 @@ import Testing
 /// What `AlsaSink` keeps of a stream's first writes through PipeWire's plugin, and when an
 /// underrun is taken for the plugin's start race (AlsaStartRace.swift) rather than a real one.
 /// The race itself cannot be made here (it needs the plugin's cycle to read the state between
-/// `start` and RUNNING); `bench/sink/startraces.py` meets it about once in 700 starts (docs/AUDIO.md).
+/// `start` and RUNNING); on the rig it came about once in 670 starts (docs/AUDIO.md, "The start
+/// race"; measured by a one-off script, `bench/sink/startraces.py` in git history at ecf6e54).
 struct StartCopyTests {
     /// Two stereo S16 frames per write, frame k holding (k, -k).
     private func frames(_ from: Int, _ n: Int) -> [Int16] {
