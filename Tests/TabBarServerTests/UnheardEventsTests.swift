@@ -3,11 +3,10 @@ import Testing
 import TabBarCore
 @testable import TabBarServer
 
-/// While nobody subscribed, the reducer only counts the events of a change
-/// (`Outcome.wantsEvents`): `stats.get` must count them as if they had been published, a
-/// refused group's not at all, and a client that subscribes must get the events of every
-/// change after its `subscribe` reply.
-@Suite(.serialized) struct UnbuiltEventsTests {
+/// Events while nobody subscribed: `stats.get` counts them as if they had been heard, a
+/// refused group's not at all, and a client that subscribes gets the events of every change
+/// after its `subscribe` reply.
+@Suite(.serialized) struct UnheardEventsTests {
     /// `TurnCommitTests`' rig: clients `a` and `b`, and `sub` (not subscribed here unless asked).
     typealias Rig = TurnCommitTests.Rig
 
