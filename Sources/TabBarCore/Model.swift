@@ -35,9 +35,7 @@ public enum Badge: Equatable, Sendable {
 
 /// One entry of the bar.
 public struct Item: Equatable, Sendable {
-    public var id: String { didSet { idText = QuotedText(id) } }
-    /// `id`'s JSON text, made when the id is set: what replies, events and journal lines write.
-    public private(set) var idText: QuotedText
+    public var id: String
     public var title: String
     public var kind: ItemKind
     public var enabled: Bool
@@ -59,7 +57,6 @@ public struct Item: Equatable, Sendable {
                 action: String? = nil, morph: Morph? = nil, badge: Badge? = nil,
                 badgeHidden: Bool = false, animation: AnimationStyle? = nil) {
         self.id = id
-        idText = QuotedText(id)
         self.title = title ?? id
         self.kind = kind
         self.enabled = enabled

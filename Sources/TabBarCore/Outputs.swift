@@ -8,7 +8,7 @@ public enum Reply: Equatable, Sendable {
     /// `{"seq":N}`
     case seq(UInt64)
     /// `tab.select`: `{"seq","selected","previous","reselected"}`.
-    case selected(seq: UInt64, tab: QuotedText, previous: QuotedText?, reselected: Bool)
+    case selected(seq: UInt64, tab: String, previous: String?, reselected: Bool)
     /// `{"seq","state"}` (`state.get`, `bar.configure`, `subscribe`).
     indirect case state(seq: UInt64, BarState, Limits)
     /// `feedback.set`: `{"seq","feedback"}`.
@@ -16,7 +16,7 @@ public enum Reply: Equatable, Sendable {
     /// Visibility methods: `{"seq","visibility"}`.
     indirect case visibility(seq: UInt64, Visibility)
     /// `touch`: `{"seq","target","consumed","commit"[,"ignored":true]}`.
-    case touch(seq: UInt64, target: QuotedText?, consumed: Bool, commit: Commit?, ignored: Bool)
+    case touch(seq: UInt64, target: String?, consumed: Bool, commit: Commit?, ignored: Bool)
     /// `badge.set`: `{"seq","badge"[,"hidden_badge"][,"ignored":true]}` (`limits`: the display rules).
     indirect case badge(seq: UInt64, Item, Limits, ignored: Bool)
     /// `animation.begin`: `{"seq","animation"}`.
@@ -43,11 +43,9 @@ public enum Reply: Equatable, Sendable {
         case .empty: head(2); o.unchecked("{}}\n")
         case .seq(let s): head(28); o.uncheckedSeqHead(s); o.unchecked("}}\n")
         case let .selected(s, tab, previous, reselected):
-            // (One reservation for the whole line: the literal pieces, the seq, the texts.)
-            head(80 &+ tab.room &+ (previous?.room ?? 4))
-            o.uncheckedSeqHead(s); o.unchecked(#","selected":"#); tab.writeUnchecked(into: &o)
-            o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
-            o.unchecked(#","reselected":"#); o.uncheckedBool(reselected); o.unchecked("}}\n")
+            head(0); o.seqHead(s); o.put(#","selected":"#); o.string(tab)
+            o.put(#","previous":"#); o.optional(previous)
+            o.put(#","reselected":"#); o.bool(reselected); o.put("}}\n")
         case let .state(s, state, limits):
             head(0); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}}\n")
         case let .feedback(s, f):
@@ -55,13 +53,11 @@ public enum Reply: Equatable, Sendable {
         case let .visibility(s, v):
             head(0); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}}\n")
         case let .touch(s, target, consumed, commit, ignored):
-            head(96 &+ (target?.room ?? 4))
-            o.uncheckedSeqHead(s); o.unchecked(#","target":"#); o.uncheckedOptional(target)
-            o.unchecked(#","consumed":"#); o.uncheckedBool(consumed)
-            o.unchecked(#","commit":"#)
-            if let commit { o.unchecked("\""); o.uncheckedShort(commit.wireName); o.unchecked("\"") } else { o.unchecked("null") }
-            if ignored { o.unchecked(#","ignored":true"#) }
-            o.unchecked("}}\n")
+            head(0); o.seqHead(s); o.put(#","target":"#); o.optional(target)
+            o.put(#","consumed":"#); o.bool(consumed)
+            o.put(#","commit":"#); o.optional(commit?.rawValue)
+            if ignored { o.put(#","ignored":true"#) }
+            o.put("}}\n")
         case let .badge(s, item, limits, ignored):
             head(0); o.seqHead(s); item.writeBadge(limits, into: &o)
             if ignored { o.put(#","ignored":true"#) }
@@ -79,16 +75,16 @@ public enum Reply: Equatable, Sendable {
 /// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
 /// carrying its `seq`, written straight to bytes by `write(into:)`.
 public enum BarEvent: Equatable, Sendable {
-    case tabSelected(seq: UInt64, tab: QuotedText, previous: QuotedText?, source: Source)
-    case tabReselected(seq: UInt64, tab: QuotedText, source: Source)
-    case actionTriggered(seq: UInt64, tab: QuotedText, action: String?)
+    case tabSelected(seq: UInt64, tab: String, previous: String?, source: Source)
+    case tabReselected(seq: UInt64, tab: String, source: Source)
+    case actionTriggered(seq: UInt64, tab: String, action: String?)
     case actionFinished(seq: UInt64, tab: String)
     /// The item after the change; `limits`: the display rules.
     indirect case badgeChanged(seq: UInt64, Item, Limits)
     indirect case barConfigured(seq: UInt64, BarState, Limits)
     indirect case barVisibility(seq: UInt64, Visibility, durationMs: Int)
     case feedbackChanged(seq: UInt64, Feedback)
-    case tabHighlighted(seq: UInt64, tab: QuotedText, phase: HighlightPhase)
+    case tabHighlighted(seq: UInt64, tab: String, phase: HighlightPhase)
     /// `tab` nil: the bar itself (a show/hide slide).
     indirect case animationCue(seq: UInt64, tab: String?, trigger: CueTrigger, kind: AnimationStyle, descriptor: JSON, sound: String?)
     indirect case animationBegan(seq: UInt64, ActiveAnimation)
@@ -130,16 +126,14 @@ public enum BarEvent: Equatable, Sendable {
     public func writeParams(into o: inout ByteBuffer) {
         switch self {
         case let .tabSelected(s, tab, previous, source):
-            o.reserve(80 &+ tab.room &+ (previous?.room ?? 4))
-            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
-            o.unchecked(#","previous":"#); o.uncheckedOptional(previous)
-            o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab)
+            o.put(#","previous":"#); o.optional(previous)
+            o.put(#","source":"#); o.source(source); o.put("}")
         case let .tabReselected(s, tab, source):
-            o.reserve(64 &+ tab.room)
-            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
-            o.unchecked(#","source":"#); o.uncheckedSource(source); o.unchecked("}")
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab)
+            o.put(#","source":"#); o.source(source); o.put("}")
         case let .actionTriggered(s, tab, action):
-            o.seqHead(s); o.put(#","tab":"#); tab.write(into: &o)
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab)
             if let action { o.put(#","action":"#); o.string(action) }
             o.put("}")
         case let .actionFinished(s, tab):
@@ -155,9 +149,8 @@ public enum BarEvent: Equatable, Sendable {
         case let .feedbackChanged(s, f):
             o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
         case let .tabHighlighted(s, tab, phase):
-            o.reserve(64 &+ tab.room)
-            o.uncheckedSeqHead(s); o.unchecked(#","tab":"#); tab.writeUnchecked(into: &o)
-            o.unchecked(#","phase":""#); o.uncheckedShort(phase.wireName); o.unchecked(#""}"#)
+            o.seqHead(s); o.put(#","tab":"#); o.string(tab)
+            o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
             o.put(#","trigger":""#); o.utf8(trigger.rawValue)
@@ -216,43 +209,6 @@ public enum SoundEvent: Equatable, Sendable, EventLine {
 
     /// The whole notification line (tests and tools).
     public var line: [UInt8] { ByteBuffer.collect { write(into: &$0) } }
-}
-
-extension ByteBuffer {
-    /// `optional` in room already reserved (the text's `room`, or 4).
-    @inline(__always)
-    mutating func uncheckedOptional(_ t: QuotedText?) {
-        if let t { t.writeUnchecked(into: &self) } else { unchecked("null") }
-    }
-
-    /// `bool` in room already reserved (5 bytes).
-    @inline(__always) mutating func uncheckedBool(_ b: Bool) { if b { unchecked("true") } else { unchecked("false") } }
-
-    /// `source` in room already reserved (9 bytes).
-    @inline(__always) mutating func uncheckedSource(_ s: Source) { if s == .user { unchecked(#""user""#) } else { unchecked(#""program""#) } }
-}
-
-extension Commit {
-    /// `rawValue` as a literal (at most 16 bytes): written with a few loads and stores, no
-    /// `String` made and released (ModelTests compare every `touch` reply's `commit` with the model's).
-    var wireName: StaticString {
-        switch self {
-        case .select: return "select"
-        case .reselect: return "reselect"
-        case .action: return "action"
-        }
-    }
-}
-
-extension HighlightPhase {
-    /// `rawValue` as a literal, as `Commit.wireName` (WritesReplyTests checks it against `rawValue` for every phase).
-    var wireName: StaticString {
-        switch self {
-        case .begin: return "begin"
-        case .end: return "end"
-        case .cancel: return "cancel"
-        }
-    }
 }
 
 extension Item {

@@ -46,55 +46,36 @@ public enum Persistence {
     }
 
     /// Appends the journal line of one change (with its newline) to `line`: the request's
-    /// method and params as it gave them (`params`, its bytes), or what the outcome says to
-    /// record instead (`entry`). Replay reads it with the decoder requests go through.
+    /// method and params as it gave them (`params`, its bytes). Replay reads it with the
+    /// decoder requests go through.
     public static func journalLine(seq: UInt64, method: String, params: UnsafeBufferPointer<UInt8>?, into line: inout ByteBuffer) {
-        journalLine(seq: seq, method: QuotedText(method), params: params, into: &line)
-    }
-
-    /// `journalLine` of a method whose name is already quoted (the server keeps its methods'
-    /// names so: `Workspace.methodNames`).
-    public static func journalLine(seq: UInt64, method: QuotedText, params: UnsafeBufferPointer<UInt8>?, into line: inout ByteBuffer) {
-        // (One reservation for the whole line.)
-        line.reserve(64 &+ method.room &+ (params?.count ?? 0))
-        line.uncheckedSeqHead(seq)
-        line.unchecked(#","method":"#)
-        method.writeUnchecked(into: &line)
+        line.seqHead(seq)
+        line.put(#","method":"#); line.string(method)
         if let params {
-            line.unchecked(#","params":"#)
-            line.uncheckedAppend(params)
+            line.put(#","params":"#)
+            line.append(params)
         }
-        line.unchecked("}\n")
+        line.put("}\n")
     }
 
     /// `journalLine` of what an outcome records instead of its request: the method its
     /// entry names and the params it records (`touch.highlight` has none).
-    public static func journalLine(seq: UInt64, _ entry: consuming JournalEntry, into line: inout ByteBuffer) {
-        let method = entry.method
-        // (One reservation for the whole line: the literal pieces, the seq, an id's text.)
-        @inline(__always) func head(_ room: Int) {
-            line.reserve(room)
-            line.uncheckedSeqHead(seq)
-            line.unchecked(#","method":""#)
-            line.uncheckedShort(method)
-            line.unchecked(#"""#)
-        }
-        switch consume entry {
+    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout ByteBuffer) {
+        line.seqHead(seq)
+        line.put(#","method":""#); line.put(entry.method); line.put(#"""#)
+        switch entry {
         case let .select(tab, source), let .actionTrigger(tab, source):
-            head(104 &+ tab.room)
-            line.unchecked(#","params":{"tab":"#); tab.writeUnchecked(into: &line)
-            line.unchecked(#","source":"#); line.uncheckedSource(source); line.unchecked("}}\n")
+            line.put(#","params":{"tab":"#); line.string(tab)
+            line.put(#","source":"#); line.source(source); line.put("}")
         case let .setHidden(hidden, reason):
-            head(112)
-            line.unchecked(#","params":{"hidden":"#); line.uncheckedBool(hidden); line.unchecked(#","reason":""#)
-            line.utf8(reason.rawValue); line.put(#""}}"#); line.put("\n")
+            line.put(#","params":{"hidden":"#); line.bool(hidden)
+            line.put(#","reason":""#); line.utf8(reason.rawValue); line.put(#""}"#)
         case .timerFired(let key):
-            head(72)
-            line.unchecked(#","params":"#); line.json(key.json); line.put("}\n")
+            line.put(#","params":"#); line.json(key.json)
         case .touchHighlight:
-            head(72)
-            line.unchecked("}\n")
+            break
         }
+        line.put("}\n")
     }
 
     /// `journalLine` into an array (tests and tools).

@@ -45,9 +45,9 @@ public struct SoundMap: Equatable, Sendable {
 /// encoded once (`Persistence.journalLine`) and replayed by the decoder that reads requests.
 public enum JournalEntry: Equatable, Sendable {
     /// `tab.select {"tab","source"}` (a touch that selected).
-    case select(tab: QuotedText, source: Source)
+    case select(tab: String, source: Source)
     /// `action.trigger {"tab","source"}` (a touch that triggered).
-    case actionTrigger(tab: QuotedText, source: Source)
+    case actionTrigger(tab: String, source: Source)
     /// `bar.set_hidden {"hidden","reason"}`.
     case setHidden(Bool, reason: HideReason)
     /// `timer.fired`: a replay only counts its seq (timers are not persisted).
@@ -55,8 +55,7 @@ public enum JournalEntry: Equatable, Sendable {
     /// `touch.highlight`: a touch that only moved the highlight; a replay only counts its seq.
     case touchHighlight
 
-    /// The method name the journal line carries (at most 16 bytes: `Persistence.journalLine`
-    /// copies it with a few loads and stores).
+    /// The method name the journal line carries.
     public var method: StaticString {
         switch self {
         case .select: return "tab.select"
@@ -188,12 +187,6 @@ public struct Reducer: Sendable {
 
     // MARK: Selection
 
-    /// The JSON text of item id `id` (nil: nil), as its item holds it.
-    func text(of id: String?) -> QuotedText? {
-        guard let id else { return nil }
-        return Item.text(of: id, in: state.items)
-    }
-
     func resolve(_ ref: TabRef) -> Result<Int, RPCError> {
         switch ref {
         case .id(let id):
@@ -219,7 +212,7 @@ public struct Reducer: Sendable {
         if let ifSeq, ifSeq < 0 || UInt64(ifSeq) != state.seq { return out.fail(.conflict(expected: ifSeq, current: state.seq)) }
         state.seq += 1
         let (reselected, previous) = commitTab(k, source: source, into: &out)
-        out.answer(.success(.selected(seq: seq, tab: state.items[k].idText, previous: previous, reselected: reselected)))
+        out.answer(.success(.selected(seq: seq, tab: state.items[k].id, previous: previous, reselected: reselected)))
     }
 
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
@@ -227,16 +220,16 @@ public struct Reducer: Sendable {
     /// scroll hide reason are cleared. Returns whether it was a reselect, and the previous
     /// tab's text (what the reply to a select names).
     @discardableResult
-    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: QuotedText?) {
+    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: String?) {
         let old = state.selected.flatMap { state.index(of: $0) }
         // (Ids are unique on a bar: the selected item is `k` exactly when its index is.)
         let reselected = old == k
         let effects = moveSelection(to: k, reselected: reselected, source: source)
         if reselected {
-            out.publish(.tabReselected(seq: seq, tab: state.items[k].idText, source: source))
+            out.publish(.tabReselected(seq: seq, tab: state.items[k].id, source: source))
             cue(.reselect, k, sound: effects, into: &out)
         } else {
-            out.publish(.tabSelected(seq: seq, tab: state.items[k].idText, previous: previous(reselected, old), source: source))
+            out.publish(.tabSelected(seq: seq, tab: state.items[k].id, previous: previous(reselected, old), source: source))
             cue(.select, k, from: old, sound: effects, into: &out)
             if let old { cue(.deselect, old, into: &out) }
         }
@@ -248,9 +241,9 @@ public struct Reducer: Sendable {
     /// The tab a commit moved the selection from, as its reply and event name it (read after
     /// the commit's change; `old`: where the selection was found before it): the tab at
     /// `old`, if it is still on the bar, else `state.previous`.
-    func previous(_ reselected: Bool, _ old: Int?) -> QuotedText? {
-        if !reselected, let old { return state.items[old].idText }
-        return text(of: state.previous)
+    func previous(_ reselected: Bool, _ old: Int?) -> String? {
+        if !reselected, let old { return state.items[old].id }
+        return state.previous
     }
 
     /// What a commit of tab `k` does to the selection: the active action is cleared and `k`
@@ -283,7 +276,7 @@ public struct Reducer: Sendable {
     /// active action; selection is unchanged; one `action.triggered` event and its sound.
     mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
         state.activeAction = state.items[k].id
-        out.publish(.actionTriggered(seq: seq, tab: state.items[k].idText, action: state.items[k].action))
+        out.publish(.actionTriggered(seq: seq, tab: state.items[k].id, action: state.items[k].action))
         if source == .user { out.play(sound(state.items[k].kind == .center ? .center : .action, of: k)) }
     }
 

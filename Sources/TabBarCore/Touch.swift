@@ -53,7 +53,7 @@ extension Reducer {
     /// `touch`: the daemon hit-tests the point, highlights on `down`, commits on `up`.
     mutating func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?, into out: inout Outcome) {
         let h = hit(x: x, y: y)
-        let target = h.index.map { state.items[$0].idText }
+        let target = h.index.map { state.items[$0].id }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
             .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)
         }
@@ -90,7 +90,7 @@ extension Reducer {
             var commit: Commit?
             var committed: Int?
             if phase == .up, let k = h.index, state.items[k].id == active.item {
-                highlightEnd(active.item, at: k, .end, into: &out)
+                highlightEnd(active.item, .end, into: &out)
                 if !active.committed { commit = self.commit(k, into: &out); committed = k }
             } else {
                 highlightEnd(active.item, .cancel, into: &out)
@@ -115,7 +115,7 @@ extension Reducer {
     /// moved the highlight is recorded as `touch.highlight`, which a replay skips.
     func journalEntry(commit: Commit?, _ k: Int?) -> JournalEntry {
         guard let commit, let k else { return .touchHighlight }
-        let tab = state.items[k].idText
+        let tab = state.items[k].id
         return commit == .action ? .actionTrigger(tab: tab, source: .user) : .select(tab: tab, source: .user)
     }
 
@@ -146,7 +146,7 @@ extension Reducer {
         }
         state.seq += 1
         out.reset(.success(.seq(seq)))
-        if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, at: k, phase, into: &out) }
+        if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, phase, into: &out) }
     }
 
     /// Highlights item `k`, cancelling another highlight first.
@@ -155,18 +155,15 @@ extension Reducer {
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
         guard state.highlighted != id else { return }
         state.highlighted = id
-        out.publish(.tabHighlighted(seq: seq, tab: state.items[k].idText, phase: .begin))
+        out.publish(.tabHighlighted(seq: seq, tab: state.items[k].id, phase: .begin))
         cue(.highlight, k, into: &out)
     }
 
-    /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`;
-    /// `k`: its index, when the caller knows it (no search for its text).
-    mutating func highlightEnd(_ id: String, at k: Int? = nil, _ phase: HighlightPhase, into out: inout Outcome) {
+    /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`.
+    mutating func highlightEnd(_ id: String, _ phase: HighlightPhase, into out: inout Outcome) {
         guard state.highlighted == id else { return }
         state.highlighted = nil
-        let tab: QuotedText
-        if let k { tab = state.items[k].idText } else { tab = Item.text(of: id, in: state.items) }
-        out.publish(.tabHighlighted(seq: seq, tab: tab, phase: phase))
+        out.publish(.tabHighlighted(seq: seq, tab: id, phase: phase))
     }
 
     /// The bar went hidden: no touch or highlight may outlive it.

@@ -1,23 +1,11 @@
 import Testing
 @testable import TabBarCore
 
-/// Item ids are written from their JSON text, made once (`Item.idText`): it must follow the
-/// id when it changes, be exactly how strings are quoted, and reach every reply, event and
-/// journal line the id is written in — an id with escapes and past the short-string path
-/// included, and a previous tab that is no longer on the bar.
-@Suite struct QuotedTextTests {
+/// An item's id reaches every reply, event and journal line it is written in, quoted and
+/// escaped — an id with quotes, a backslash and non-ASCII included — and a previous tab that
+/// is no longer on the bar is written from its id.
+@Suite struct ItemIdOutputTests {
     static let odd = #"tab "one"\ é €"# + String(repeating: "x", count: 20)
-
-    @Test func theTextFollowsTheIdAndIsHowStringsAreQuoted() {
-        var item = Item(id: "home")
-        #expect(item.idText.text == Array(#""home""#.utf8))
-        let control = Self.odd + "\u{7F}\u{01}"
-        item.id = control
-        var want: [UInt8] = []
-        JSON.writeString(control, into: &want)
-        #expect(item.idText.text == want)
-        #expect(item == Item(id: control, title: "home"))
-    }
 
     @Test func everyOutputOfASelectAndATouchCarriesTheId() throws {
         var r = Reducer()
