@@ -10,11 +10,19 @@ import TabBarCore
 /// the events are dropped, and each reply that rests on the refused changes becomes
 /// `storage_failed`.
 final class Committer {
-    /// Something to deliver once its group is written, in the order it was made.
+    /// Where a request's answer goes: its connection, its id, and when its line was read
+    /// (`stats.get`'s latency ends when the reply is queued).
+    struct ReplyTo {
+        let connection: Connection
+        let id: RequestID
+        let readNs: UInt64
+    }
+
+    /// Something to deliver once its group is written, in the order it was made. A reply
+    /// `fromState` was made by the reducer (not a refusal of the line itself).
     enum Output {
         case event(BarEvent)
-        /// `readNs`: when the request's line was read (`stats.get`'s latency ends when it is queued).
-        case reply(Connection, RequestID, Result<Reply, RPCError>, readNs: UInt64)
+        case reply(ReplyTo, Result<Reply, RPCError>, fromState: Bool)
     }
 
     /// A group, committed or refused: what to deliver and the effects to run.
@@ -29,11 +37,12 @@ final class Committer {
 
     private(set) var reducer: Reducer
     let store: StateStore
-    /// The state before the group's first change (nil: no change is staged).
-    private var stateBefore: BarState?
+    /// The state before the group's first change, kept while `changeStaged` to undo the group.
+    private var stateBefore = BarState.defaultBar
+    private var changeStaged = false
     private var staged = Group()
-    /// Replies staged after a change of the group: they rest on it (indices into `staged.outputs`).
-    private var restOnChanges: Set<Int> = []
+    /// Where in `staged.outputs` the group's first change is: the replies from there on rest on it.
+    private var firstChangeAt: Int?
 
     init(reducer: Reducer, store: StateStore) {
         self.reducer = reducer
@@ -42,19 +51,22 @@ final class Committer {
 
     var state: BarState { reducer.state }
     var limits: Limits { reducer.limits }
-    var hasStaged: Bool { !staged.outputs.isEmpty || !staged.effects.isEmpty || stateBefore != nil }
+    var hasStaged: Bool { changeStaged || !staged.outputs.isEmpty || !staged.effects.isEmpty }
 
     /// Runs `command` at `nowMs` and stages its outcome. `method`/`params`: what its journal
     /// line records when the outcome names no entry of its own; `reply`: where its answer
     /// goes (nil: a notification, or a timer's step). Returns false when it was refused.
     @discardableResult
-    func submit(_ command: StateCommand, at nowMs: Int64, method: String, params: JSONValue?,
-                reply: (to: Connection, id: RequestID, readNs: UInt64)?) -> Bool {
-        let before = reducer.state
+    func submit(_ command: StateCommand, at nowMs: Int64, method: String, params: JSONValue?, reply: ReplyTo?) -> Bool {
+        // The state before the group's first change is kept to undo the group.
+        if !changeStaged { stateBefore = reducer.state }
+        let seqBefore = reducer.state.seq
         let outcome = reducer.reduce(command, at: nowMs)
-        let changed = reducer.state.seq != before.seq
-        if changed {
-            if stateBefore == nil { stateBefore = before }
+        if reducer.state.seq != seqBefore {
+            if !changeStaged {
+                changeStaged = true
+                firstChangeAt = staged.outputs.count
+            }
             staged.changes += 1
             let seq = reducer.state.seq
             store.stage(seq: seq) { line in
@@ -67,28 +79,26 @@ final class Committer {
             for event in outcome.events { staged.outputs.append(.event(event)) }
         }
         staged.effects += outcome.effects
-        if let reply {
-            if stateBefore != nil { restOnChanges.insert(staged.outputs.count) }
-            staged.outputs.append(.reply(reply.to, reply.id, outcome.reply, readNs: reply.readNs))
-        }
+        if let reply { staged.outputs.append(.reply(reply, outcome.reply, fromState: true)) }
         if case .failure = outcome.reply { return false }
         return true
     }
 
     /// Stages a reply that rests on nothing staged (a refusal of the line itself), so that it
     /// leaves in order after what its connection sent before.
-    func stage(reply result: Result<Reply, RPCError>, to c: Connection, id: RequestID, readNs: UInt64) {
-        staged.outputs.append(.reply(c, id, result, readNs: readNs))
+    func stage(reply result: Result<Reply, RPCError>, to: ReplyTo) {
+        staged.outputs.append(.reply(to, result, fromState: false))
     }
 
     /// Writes the staged changes with one journal write and returns the group to deliver.
     func commit() -> Group {
         var group = staged
-        let resting = restOnChanges
+        let firstChange = firstChangeAt ?? group.outputs.count
         staged = Group()
-        restOnChanges = []
-        guard let before = stateBefore else { return group }
-        stateBefore = nil
+        firstChangeAt = nil
+        guard changeStaged else { return group }
+        changeStaged = false
+        let before = stateBefore
         do {
             try store.commitReachable(before: before, after: reducer.state, limits: reducer.limits)
         } catch {
@@ -97,8 +107,8 @@ final class Committer {
             group.refusedBecause = "\(error)"
             group.effects = []
             group.outputs = group.outputs.enumerated().compactMap { k, output in
-                guard case let .reply(c, id, result, readNs) = output else { return nil }  // events go
-                return .reply(c, id, resting.contains(k) ? .failure(refusal) : result, readNs: readNs)
+                guard case let .reply(to, result, fromState) = output else { return nil }  // events go
+                return .reply(to, fromState && k >= firstChange ? .failure(refusal) : result, fromState: fromState)
             }
         }
         return group

@@ -20,6 +20,7 @@ final class Dispatcher {
     private let document = JSONDocument()
     private let initialDocument = JSONDocument()
     private let maxLine: Int
+    private let barConfigure = Methods.all.firstIndex { $0.name == "bar.configure" }
 
     /// The configured bar as `bar.configure` params, for `{"initial": true}` (InitialBar.swift).
     var initialBar: JSON
@@ -45,7 +46,7 @@ final class Dispatcher {
             return .refused(.methodNotFound(request.method), id: id, isRequest: id != nil)
         }
         let spec = Methods.all[index]
-        let params = initialBarParams(spec.name, request.params) ?? request.params
+        let params = index == barConfigure ? initialBarParams(request.params) ?? request.params : request.params
         do throws(RPCError) {
             let command = try spec.decode(Params(request: params), limits)
             return .command(command, method: spec.name, params: params, id: id)
@@ -56,8 +57,8 @@ final class Dispatcher {
 
     /// `bar.configure {"initial": true}` (docs/PROTOCOL.md): the configured bar's params, as if
     /// the client had sent them, so the journal records the full bar. nil for anything else.
-    private func initialBarParams(_ method: String, _ params: JSONValue?) -> JSONValue? {
-        guard method == "bar.configure", let params, let initial = params["initial" as StaticString],
+    private func initialBarParams(_ params: JSONValue?) -> JSONValue? {
+        guard let params, let initial = params["initial" as StaticString],
               params.members.count == 1, initial.boolValue == true else { return nil }
         try! initialDocument.parse(initialBar.encoded())  // (our own encoding: always valid)
         return initialDocument.root

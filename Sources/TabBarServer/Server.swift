@@ -169,13 +169,13 @@ public final class Server: TransportDelegate {
         case let .refused(error, id, isRequest):
             if let isRequest { if isRequest { stats.requests += 1 } else { stats.notifications += 1 } }
             guard let id else { stats.errors += 1; return }
-            committer.stage(reply: .failure(error), to: c, id: id, readNs: readNs)
+            committer.stage(reply: .failure(error), to: .init(connection: c, id: id, readNs: readNs))
         case let .command(command, method, params, id):
             if id == nil { stats.notifications += 1 } else { stats.requests += 1 }
             switch command {
             case .state(let command):
                 let answered = committer.submit(command, at: timers.clock.ms(readAt: readNs), method: method, params: params,
-                                                reply: id.map { (c, $0, readNs) })
+                                                reply: id.map { .init(connection: c, id: $0, readNs: readNs) })
                 if id == nil && !answered { stats.errors += 1 }
             case .server(let command):
                 // A server command reads only committed state: what is staged goes first.
@@ -206,7 +206,7 @@ public final class Server: TransportDelegate {
         for output in group.outputs {
             switch output {
             case .event(let event): transport.publish(event)
-            case let .reply(c, id, result, readNs): transport.queueReply(to: c, id: id, result, readNs: readNs, now: now)
+            case let .reply(to, result, _): transport.queueReply(to: to.connection, id: to.id, result, readNs: to.readNs, now: now)
             }
         }
         transport.publishingGroup = false
