@@ -29,5 +29,4 @@ func coreLoop(_ n: Int) {
         bytes &+= out.count
     }
     print("core: \(n) requests, \(bytes) bytes written")
-    out.free()
 }

@@ -1,8 +1,8 @@
 /// A growable byte buffer that every encoder writes into (replies, events, journal lines):
 /// unchecked pointer writes, one capacity check per piece. Its first `reserved` bytes are
-/// kept free for a header written last (`JournalGroup.writeHeader`). A value type over
-/// memory it owns: one owner calls `free` (no copies are made of a live buffer).
-public struct ByteBuffer {
+/// kept free for a header written last (`JournalGroup.writeHeader`). It owns its memory and
+/// cannot be copied (`~Copyable`): its one owner frees it when it goes.
+public struct ByteBuffer: ~Copyable {
     public private(set) var base: UnsafeMutablePointer<UInt8>
     public private(set) var capacity: Int
     public private(set) var count: Int
@@ -26,7 +26,6 @@ public struct ByteBuffer {
     /// What `body` writes, as an array (tests and tools; the server writes into buffers it keeps).
     public static func collect(_ body: (inout ByteBuffer) -> Void) -> [UInt8] {
         var o = ByteBuffer()
-        defer { o.free() }
         body(&o)
         return o.array
     }
@@ -118,7 +117,7 @@ public struct ByteBuffer {
         }
     }
 
-    public func free() { base.deallocate() }
+    deinit { base.deallocate() }
 
     // A buffer used as a queue (a connection's output, Connection.swift); offsets are into
     // `bytes`, what was written after the reserved room.

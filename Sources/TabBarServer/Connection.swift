@@ -47,7 +47,6 @@ final class Connection {
         framer = LineFramer(maxLine: maxLine)
     }
 
-    deinit { out.free() }
 
     var queued: Int { out.count - sent }
 

@@ -90,7 +90,6 @@ final class StateStore {
     deinit {
         if lockFD >= 0 { StateStore.closeLogged(lockFD, lockPath) }
         closeJournal()
-        staged.free()
     }
 
     /// Restores the state: snapshot, then every journal entry after it, replayed

@@ -38,7 +38,6 @@ final class Transport {
         self.hello = hello
     }
 
-    deinit { scratch.free() }
 
     var connectionCount: Int { clients.byFD.count }
     var subscriberCount: Int { clients.subscribers.count }

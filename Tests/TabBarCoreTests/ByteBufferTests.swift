@@ -5,11 +5,10 @@ import Testing
 /// sent bytes dropped from its front, events pruned from its end) and the array helpers
 /// that move a step's outputs instead of copying them.
 @Suite struct ByteBufferTests {
-    func text(_ b: ByteBuffer) -> String { String(decoding: b.bytes, as: UTF8.self) }
+    func text(_ b: borrowing ByteBuffer) -> String { String(decoding: b.bytes, as: UTF8.self) }
 
     @Test func aQueueDropsFromItsFrontAndItsEnd() {
         var b = ByteBuffer(capacity: 4)
-        defer { b.free() }
         b.append(Array("line one\nline two\n".utf8))
         #expect(b[0] == UInt8(ascii: "l") && b[8] == 0x0A)
         b.removeFirst(9)
@@ -27,7 +26,6 @@ import Testing
     @Test func shortAndLongAppendsCopyExactly() {
         for start in 0..<9 {
             var b = ByteBuffer(capacity: 4)
-            defer { b.free() }
             var want: [UInt8] = Array(repeating: 0x2E, count: start)
             b.append(want)
             for n in 0...40 {
@@ -56,7 +54,6 @@ import Testing
 
     @Test func aReplyIsEncodedAfterWhatIsQueued() {
         var b = ByteBuffer(capacity: 8)
-        defer { b.free() }
         b.append(Array("{\"event\":1}\n".utf8))
         let start = b.count
         Wire.reply(id: .string("a"), .success(.seq(7)), into: &b)

@@ -58,7 +58,6 @@ import TabBarTesting
         }
         // After other bytes, and at the very end of the buffer's capacity (the digits are made past the end).
         var o = ByteBuffer(capacity: 4)
-        defer { o.free() }
         o.put("ab")
         o.uint(UInt64.max)
         o.put(",")

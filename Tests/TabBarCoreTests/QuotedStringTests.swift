@@ -36,7 +36,6 @@ import Testing
 
     @Test func afterWhatIsAlreadyWrittenAndAcrossAGrowth() {
         var b = ByteBuffer(capacity: 4)
-        defer { b.free() }
         b.put("[")
         b.string("nearby")
         b.put(",")

@@ -51,7 +51,6 @@ import TabBarTesting
     @Test func theBytesAfterTheDigitsAreTheNextPiece() {
         for capacity in [1, 7, 8, 20, 21, 27] {
             var b = ByteBuffer(capacity: capacity)
-            defer { b.free() }
             b.uint(7); b.uint(12_345_678); b.put(","); b.uint(123); b.uint(1_000_000_000_000_000_000)
             #expect(String(decoding: b.bytes, as: UTF8.self) == "712345678,1231000000000000000000")
         }

@@ -14,7 +14,6 @@ import Testing
                 ]
                 for (id, text) in ids {
                     var o = ByteBuffer(capacity: 4)
-                    defer { o.free() }
                     for _ in 0..<before { o.append(UInt8(ascii: ".")) }
                     Wire.reply(id: id, .success(.seq(42)), into: &o)
                     o.put("|")
