@@ -398,36 +398,3 @@ extension ByteBuffer {
         }
     }
 }
-
-extension Array {
-    /// Empties the array, keeping its memory, one element at a time from the end. For the
-    /// few elements a request leaves (an event, a sound) it is cheaper than
-    /// `removeAll(keepingCapacity:)`, whose range replacement destroys them through the
-    /// element type's metadata rather than with the type's own code.
-    @inlinable @inline(__always)
-    public mutating func empty() {
-        while popLast() != nil {}
-    }
-}
-
-extension Array {
-    /// Hands every element to `body` in order, moving it out (no copy, no reference count),
-    /// and leaves the array empty with its memory.
-    @inlinable @inline(__always)
-    public mutating func drain(_ body: (Element) throws -> Void) rethrows {
-        // (One or two elements, what a step mostly leaves, without reversing the array.)
-        switch count {
-        case 0:
-            return
-        case 1:
-            try body(removeLast())
-        case 2:
-            let second = removeLast()
-            try body(removeLast())
-            try body(second)
-        default:
-            reverse()
-            while let e = popLast() { try body(e) }
-        }
-    }
-}

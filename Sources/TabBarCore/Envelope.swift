@@ -1,13 +1,8 @@
 /// A decoded JSON-RPC request. `id == nil` means a notification (no reply).
 public struct Request: Sendable {
     /// The id its reply echoes (`RequestID`: the id's JSON text); nil: a notification.
-    /// (Made when it is read, from `storedID`, so that it is handed on as a new value: a
-    /// stored `RequestID?` passed on was copied through `Optional`'s generic value
-    /// witnesses, some 100 instructions a request.)
     public var id: RequestID? { @inline(__always) get { storedID.isAbsent ? nil : storedID } }
-    /// The id, or `RequestID.absent` for a notification. (A `let`: with a `var`, the
-    /// optimizer made every request in a temporary and copied it out through the value
-    /// witnesses, some 150 instructions a request.)
+    /// The id, or `RequestID.absent` for a notification.
     let storedID: RequestID
     /// The params object as the line holds it (nil: none, or `null`).
     public var params: JSONValue?
@@ -15,9 +10,8 @@ public struct Request: Sendable {
     /// name is then in `extra`).
     let storedIndex: Int
     /// What a request as the server reads it does not have: the name of a method not found
-    /// in the table, the document that keeps `params` alive. (Nil for a known method read
-    /// by the server, so that a request holds no `String` or document: it is destroyed with
-    /// two tests, not three releases through its value witness. A `let`, as `storedID`.)
+    /// in the table, the document that keeps `params` alive (nil for a known method read by
+    /// the server).
     let extra: Extra?
 
     final class Extra: Sendable {

@@ -25,10 +25,7 @@ public enum Reply: Equatable, Sendable {
     indirect case json(JSON)
 
     /// Appends the reply line to `id`: `{"jsonrpc":"2.0","id":…,"result":`, the value, `}`
-    /// and the newline. The whole line in one function: a typed value's one reservation
-    /// covers the head and the end too, with no call between them, and each case ends the
-    /// line itself (`}}\n`: its value's closing brace and the line's, in one piece).
-    /// (Consumed: the ids it carries are moved out to be written, not copied and released.)
+    /// and the newline.
     public consuming func writeLine(to id: RequestID, into o: inout ByteBuffer) {
         /// Reserves `room` for the value's unchecked pieces and the line's own (the head and
         /// its end), and writes the head.

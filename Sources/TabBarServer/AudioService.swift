@@ -126,9 +126,8 @@ final class AudioService {
     /// `AudioEngine.play`).
     func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, Refusal> {
         let sound: Sound, retrigger: Retrigger
-        if lastPlayed?.name == name {
-            // (Read in place: a copy of the whole entry retained and released its name too.)
-            (sound, retrigger) = (lastPlayed.unsafelyUnwrapped.sound, lastPlayed.unsafelyUnwrapped.retrigger)
+        if let last = lastPlayed, last.name == name {
+            (sound, retrigger) = (last.sound, last.retrigger)
         } else {
             guard let found = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
             (sound, retrigger) = (found, config.soundRetrigger[name] ?? .overlap)
