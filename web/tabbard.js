@@ -20,16 +20,18 @@ export class TabbardError extends Error {
 }
 
 /**
- * Connects, reads `hello`, subscribes, and keeps `state` — a local copy of the
- * daemon's state, applied from events and replaced on `state.resync` — until
- * `stop()`. Reconnects with back-off and subscribes again after every loss.
+ * Connects, reads `hello`, subscribes, and keeps `state` — the daemon's state as the
+ * daemon last sent it: the subscribe snapshot, then `state.get` after every event that
+ * says it changed (`bar.configured` and `state.resync` carry it) — until `stop()`.
+ * Reconnects with back-off and subscribes again after every loss.
  *
  * Events (an EventTarget; `detail` in brackets):
  *   "status"  {status: "connecting"|"open"|"closed"|"refused", reason}
  *   "hello"   {hello}                  the daemon's hello params
- *   "state"   {state, seq, cause}      the copy changed; cause is the event message or null
+ *   "state"   {state, seq, cause}      a newer state came; cause is the event message or null
  *   "message" {message}                every notification from the daemon, as received
- *   "cue"     {cue}                    an animation.cue's params (what to animate)
+ *   "cue"     {cue}                    an animation.cue's params (what to animate), right after
+ *                                      the "state" that has its change
  */
 export class TabbardClient extends EventTarget {
   constructor(url, { timeoutMs = 5000, topics = null, minDelayMs = 250, maxDelayMs = 5000 } = {}) {
@@ -50,6 +52,11 @@ export class TabbardClient extends EventTarget {
     this._delay = minDelayMs;
     this._stopped = true;
     this._retry = null;
+    this._reading = false;
+    this._again = false;
+    this._cues = []; // animation.cue params waiting for the state of their seq
+    this._wantSeq = -1;
+    this._cause = null;
   }
 
   /** The bridge's address for a page served by tabbard-web: same host, the page's token. */
@@ -104,6 +111,7 @@ export class TabbardClient extends EventTarget {
   _open() {
     this._setStatus("connecting");
     this.hello = null;
+    this._cues = [];
     let ws;
     try {
       ws = new WebSocket(this.url);
@@ -196,17 +204,15 @@ export class TabbardClient extends EventTarget {
     }
   }
 
-  async _refresh(cause) {
-    try {
-      const result = await this.request("state.get");
-      if (result.seq >= this.seq) this._replace(result.seq, result.state, cause);
-    } catch { /* the reconnect will replace it */ }
-  }
-
   _replace(seq, state, cause) {
     this.seq = seq;
     this.state = state;
     this._changed(cause);
+    if (this._cues.length) {
+      const due = this._cues.filter((c) => c.seq <= seq);
+      this._cues = this._cues.filter((c) => c.seq > seq);
+      for (const cue of due) this.dispatchEvent(new CustomEvent("cue", { detail: { cue } }));
+    }
   }
 
   _changed(cause) {
@@ -218,83 +224,62 @@ export class TabbardClient extends EventTarget {
     this.dispatchEvent(new CustomEvent("status", { detail: { status, reason } }));
   }
 
-  // MARK: applying events to the local copy
+  // MARK: following the daemon
 
+  /**
+   * Asks the daemon for its state now (`state.get`) and draws what it says. Call it right
+   * after a request whose effect you want drawn as soon as possible (a touch): the reply
+   * comes with the change's events, without waiting for them to arrive first. Requests in
+   * flight are not repeated: one read at a time, and another after it if an event newer
+   * than its answer came meanwhile.
+   */
+  refresh(cause = null) {
+    if (!this.hello || !this.state) return;
+    if (cause) this._cause = cause;
+    if (this._reading) this._again = true; else this._read();
+  }
+
+  async _read() {
+    this._reading = true;
+    const ws = this._ws;
+    try {
+      const result = await this.request("state.get");
+      if (ws !== this._ws) return;
+      const cause = this._cause;
+      this._cause = null;
+      if (result.seq > this.seq) this._replace(result.seq, result.state, cause);
+    } catch {
+      return; // disconnected: the reconnect replaces the state
+    } finally {
+      this._reading = false;
+    }
+    const again = this._again;
+    this._again = false;
+    if (again || this._wantSeq > this.seq) this._read();
+  }
+
+  /**
+   * Events say *that* the state changed (and its `seq`); the state itself is the daemon's:
+   * `bar.configured` and `state.resync` carry it, every other change is read with
+   * `state.get`. Nothing of the daemon's rules is re-derived here.
+   */
   _apply(m) {
     const p = m.params || {};
     if (m.method === "animation.cue") {
-      this.dispatchEvent(new CustomEvent("cue", { detail: { cue: p } }));
+      // A cue animates the state of its change: it is played once that state is drawn.
+      if (typeof p.seq === "number" && p.seq > this.seq) this._cues.push(p);
+      else this.dispatchEvent(new CustomEvent("cue", { detail: { cue: p } }));
       return;
     }
-    if (m.method === "server.stopping" || m.method === "sound.played" || !this.state) return;
+    if (!this.state || typeof p.seq !== "number") return; // sound.played, server.stopping, …
     if (m.method === "state.resync" || m.method === "bar.configured") {
-      this._replace(p.seq, p.state, m);
+      if (p.seq >= this.seq) this._replace(p.seq, p.state, m);
       return;
     }
-    const gap = typeof p.seq === "number" && this.seq >= 0 && p.seq > this.seq + 1;
-    if (typeof p.seq === "number" && p.seq > this.seq) this.seq = p.seq;
-    const s = this.state;
-    const item = (id) => s.items.find((i) => i.id === id);
-    switch (m.method) {
-      case "tab.selected":
-        s.previous = p.previous;
-        s.selected = p.tab;
-        s.active_action = null;
-        presentAll(s);
-        break;
-      case "tab.reselected":
-        break;
-      case "tab.highlighted":
-        s.highlighted = p.phase === "begin" ? p.tab : (s.highlighted === p.tab ? null : s.highlighted);
-        break;
-      case "action.triggered":
-        s.active_action = p.tab;
-        break;
-      case "action.finished":
-        s.active_action = null;
-        break;
-      case "badge.changed": {
-        const i = item(p.tab);
-        if (i) {
-          i.badge = p.badge;
-          if (p.hidden_badge) i.hidden_badge = p.hidden_badge; else delete i.hidden_badge;
-        }
-        break;
-      }
-      case "feedback.changed":
-        s.feedback = p.feedback;
-        break;
-      case "bar.visibility":
-        s.visibility = { ...s.visibility, hidden: p.hidden, phase: p.phase, reasons: p.reasons,
-                         nav_stack: p.nav_stack, duration_ms: p.duration_ms };
-        break;
-      case "animation.began":
-        s.animations = [...(s.animations || []), { animation: p.animation, kind: p.kind, tab: p.tab, duration_ms: p.duration_ms }];
-        break;
-      case "animation.ended":
-        s.animations = (s.animations || []).filter((a) => a.animation !== p.animation);
-        break;
-      default:
-        return; // an event this client does not know: ignored, as the protocol asks
-    }
-    this._changed(m);
-    if (gap) this._refresh(m); // a seq jump: something was missed; read the whole state
-  }
-}
-
-/**
- * What an item shows now (PROTOCOL.md, "The state"): its morph while a morphing
- * item is selected, its selected_icon while a plain tab is selected, else its own
- * title and icon. The daemon sends `presentation` in every state; events only say
- * which tab is selected, so the copy recomputes it by the same rule.
- */
-export function presentAll(state) {
-  for (const i of state.items) {
-    const selected = i.id === state.selected;
-    if (selected && i.morph) {
-      i.presentation = { title: i.morph.title ?? i.title, icon: i.morph.icon ?? i.icon, morphed: true };
-    } else {
-      i.presentation = { title: i.title, icon: (selected && i.selected_icon) || i.icon, morphed: false };
+    if (p.seq > this.seq) {
+      this._wantSeq = Math.max(this._wantSeq ?? -1, p.seq);
+      this._cause = m;
+      if (!this._reading) this._read();
     }
   }
 }
