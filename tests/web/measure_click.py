@@ -1,28 +1,50 @@
 #!/usr/bin/env python3
-"""Click → selected look painted, in headless Chromium (docs/PERFORMANCE.md).
+"""Tap → the look that shows it, painted, in headless Chromium (docs/WEB.md, "Latency").
 
 Starts a daemon (null audio) on a temporary socket and tabbard-web on an ephemeral
-port, opens the page, and clicks N times, alternating between two tabs. The
-benchmark's own instrumentation (tests/web/instrument.js, loaded into the page by
-this script only) records, per click that selected a tab, performance.now() minus
-the pointerup event's timeStamp when the tab.selected frame is read, when the
-state that shows it is drawn, and at the requestAnimationFrame callback after it
-(the frame that paints it): input → touch request + state.get → the event and the
-state over the WebSocket bridge → render → paint.
-Then, for the breakdown, 200 `ping` and 200 `tab.select` round trips from the page.
+port, and opens two pages in one browser, each 390×844 with touch:
+  - tabbard: the web front end on the daemon's built-in bar (it commits on touch up);
+  - self:    a page that draws its own selected look on touchstart (no daemon),
+             the floor of what a page can do.
+Taps are real touch input (CDP Input.dispatchTouchEvent: touchStart, touchEnd
+60 ms later) on two tabs in turn, the two pages interleaved, 150–500 ms apart
+(seeded). Each page records, from the input event's timeStamp (pointerup for
+tabbard, touchstart for self), the requestAnimationFrame callback after the look
+was drawn (the frame that paints it); tabbard also when the tab.selected frame is
+read and when the state that shows it is drawn (tests/web/instrument.js, loaded
+into the page by this script only). Then `ping` and `tab.select` round trips
+from the tabbard page.
 
-Usage: measure_click.py --bin DIR --sounds DIR --root REPO [--clicks N]
+Usage: measure_click.py --bin DIR --sounds DIR --root REPO [--taps N]
 """
 import argparse
+import os
+import random
 import statistics
 import sys
-import os
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)
 from rig import Rig, open_page, WAIT_MS  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
+
+PHONE = {"width": 390, "height": 844}
+
+# A page that changes its own look on touchstart: what a page that decides by itself can do.
+SELF_PAINT = """<!doctype html><meta name=viewport content="width=device-width">
+<style>body{margin:0} .t{position:absolute;bottom:0;width:50%;height:49px;background:#f8f8fa;color:#636366}
+.t.on{color:#0060c8;font-weight:600} #a{left:0} #b{left:50%}</style>
+<div class=t id=a data-tab=a>A</div><div class=t id=b data-tab=b>B</div>
+<script>
+const L = window.selfLatency = { painted: [] };
+for (const t of document.querySelectorAll('.t')) t.addEventListener('touchstart', (e) => {
+  e.preventDefault();
+  const started = e.timeStamp;
+  for (const u of document.querySelectorAll('.t')) u.classList.toggle('on', u === t);
+  requestAnimationFrame(() => L.painted.push(performance.now() - started));
+}, { passive: false });
+</script>"""
 
 
 def pct(values, p):
@@ -30,34 +52,57 @@ def pct(values, p):
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
+def line(name, v):
+    return (f"{name}, {len(v)}: p50 {pct(v, 50):.1f} ms, p90 {pct(v, 90):.1f} ms, p99 {pct(v, 99):.1f} ms, "
+            f"max {max(v):.1f} ms, mean {statistics.mean(v):.1f} ms")
+
+
+def center(page, sel):
+    return page.eval_on_selector(sel, "e => { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2] }")
+
+
+def tap(cdp, xy, hold_s=0.06):
+    point = [{"x": xy[0], "y": xy[1], "id": 1}]
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": point})
+    time.sleep(hold_s)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--sounds", required=True)
     ap.add_argument("--root", required=True)
-    ap.add_argument("--clicks", type=int, default=400)
+    ap.add_argument("--taps", type=int, default=100, help="measured taps per page (after 10 to warm up)")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     args = ap.parse_args()
     args.keep = False
     args.screenshots = None
     rig = Rig(args)
+    rnd = random.Random(17)
     try:
         rig.start_daemon()
         rig.start_web()
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
-            page = open_page(browser, rig)
+            page = open_page(browser, rig, viewport=PHONE, has_touch=True)
             page.add_script_tag(path=os.path.join(HERE, "instrument.js"))
             page.wait_for_function("!!window.tabbardLatency", timeout=WAIT_MS)
-            centers = {}
-            for tab in ("nearby", "chat"):
-                r = page.eval_on_selector(f'[data-tab="{tab}"]', "e => { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2] }")
-                centers[tab] = r
-            for i in range(args.clicks + 20):  # the first 20 warm up
-                tab = ("nearby", "chat")[i % 2]
-                n = page.evaluate("window.tabbardLatency.painted.length")
-                page.mouse.click(*centers[tab])
-                page.wait_for_function(f"window.tabbardLatency.painted.length > {n}", timeout=WAIT_MS)
+            ref = browser.new_page(viewport=PHONE, has_touch=True)
+            ref.set_content(SELF_PAINT)
+            cdps = {"tabbard": page.context.new_cdp_session(page), "self": ref.context.new_cdp_session(ref)}
+            targets = {"tabbard": [center(page, '[data-tab="nearby"]'), center(page, '[data-tab="chat"]')],
+                       "self": [center(ref, "#a"), center(ref, "#b")]}
+            count = {"tabbard": "window.tabbardLatency.painted.length", "self": "window.selfLatency.painted.length"}
+            pages = {"tabbard": page, "self": ref}
+            for i in range(args.taps + 10):
+                for name in ("tabbard", "self"):
+                    p = pages[name]
+                    p.bring_to_front()
+                    n = p.evaluate(count[name])
+                    tap(cdps[name], targets[name][i % 2])
+                    p.wait_for_function(f"{count[name]} > {n}", timeout=WAIT_MS)
+                    time.sleep(rnd.uniform(0.15, 0.5))
             rtt = page.evaluate("""async () => {
                 const c = window.tabbard.client, out = {ping: [], select: []};
                 for (let i = 0; i < 200; i++) {
@@ -66,19 +111,16 @@ def main():
                 }
                 return out; }""")
             got = page.evaluate("window.tabbardLatency")
-            samples, events, states = got["painted"][20:], got["event"][20:], got["state"][20:]
+            own = ref.evaluate("window.selfLatency")
             browser.close()
     finally:
         rig.close()
-    print(f"click → selected look painted, {len(samples)} clicks: p50 {pct(samples, 50):.1f} ms, "
-          f"p90 {pct(samples, 90):.1f} ms, p99 {pct(samples, 99):.1f} ms, max {max(samples):.1f} ms, "
-          f"mean {statistics.mean(samples):.1f} ms")
-    print(f"click → tab.selected read by the page (part of it), {len(events)} clicks: p50 {pct(events, 50):.1f} ms, "
-          f"p99 {pct(events, 99):.1f} ms")
-    print(f"click → the state that shows it drawn (part of it), {len(states)} clicks: p50 {pct(states, 50):.1f} ms, "
-          f"p99 {pct(states, 99):.1f} ms")
+    print(line("tap (touch up) → selected look painted, tabbard", got["painted"][10:]))
+    print(line("  tap → tab.selected read by the page (part of it)", got["event"][10:]))
+    print(line("  tap → the state that shows it drawn (part of it)", got["state"][10:]))
+    print(line("tap (touch start) → own look painted, a page that paints by itself", own["painted"][10:]))
     for name, v in rtt.items():
-        print(f"request → reply in the page, {name}, {len(v)}: p50 {pct(v, 50):.1f} ms, p99 {pct(v, 99):.1f} ms")
+        print(line(f"request → reply in the page, {name}", v))
 
 
 if __name__ == "__main__":
