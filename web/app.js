@@ -5,7 +5,8 @@ import { TabbardClient } from "./tabbard.js";
 import { BarView } from "./bar.js";
 
 const $ = (sel) => document.querySelector(sel);
-const client = new TabbardClient(TabbardClient.bridgeURL());
+const client = new TabbardClient(TabbardClient.bridgeURL(),
+  { worker: new URLSearchParams(location.search).get("socket") === "worker" });
 const view = new BarView($("#bar-frame"), { onActivate: activate, panel: $("#content") });
 const status = $("#status");
 const screen = $("#screen");

@@ -34,9 +34,10 @@ export class TabbardError extends Error {
  *                                      the "state" that has its change
  */
 export class TabbardClient extends EventTarget {
-  constructor(url, { timeoutMs = 5000, topics = null, minDelayMs = 250, maxDelayMs = 5000 } = {}) {
+  constructor(url, { timeoutMs = 5000, topics = null, minDelayMs = 250, maxDelayMs = 5000, worker = false } = {}) {
     super();
     this.url = url;
+    this.worker = worker; // the WebSocket in a dedicated Worker (see WorkerSocket)
     this.timeoutMs = timeoutMs;
     this.topics = topics;
     this.minDelayMs = minDelayMs;
@@ -114,7 +115,7 @@ export class TabbardClient extends EventTarget {
     this._cues = [];
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = this.worker ? new WorkerSocket(this.url) : new WebSocket(this.url);
     } catch (e) {
       this._setStatus("refused", String(e));
       return;
@@ -282,4 +283,44 @@ export class TabbardClient extends EventTarget {
       if (!this._reading) this._read();
     }
   }
+}
+
+/**
+ * A WebSocket owned by a dedicated Worker, with the part of WebSocket's interface the
+ * client uses (readyState, send, close, onmessage, onclose). Frames are read on the
+ * worker's thread and posted to the page. (docs/WEB.md, "Latency": what was tried.)
+ */
+class WorkerSocket {
+  constructor(url) {
+    const code = `let ws;
+      onmessage = (e) => {
+        const m = e.data;
+        if (m.open) {
+          ws = new WebSocket(m.open);
+          ws.onopen = () => postMessage({ open: true });
+          ws.onmessage = (x) => postMessage({ data: x.data });
+          ws.onclose = () => postMessage({ close: true });
+        } else if (m.send !== undefined) ws.send(m.send);
+        else if (m.close) ws && ws.close();
+      };`;
+    this.readyState = WebSocket.CONNECTING;
+    this.onmessage = null;
+    this.onclose = null;
+    this._w = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })));
+    this._w.onmessage = (e) => {
+      const m = e.data;
+      if (m.open) this.readyState = WebSocket.OPEN;
+      else if (m.data !== undefined) this.onmessage?.({ data: m.data });
+      else if (m.close) {
+        this.readyState = WebSocket.CLOSED;
+        this._w.terminate();
+        this.onclose?.({});
+      }
+    };
+    this._w.postMessage({ open: url });
+  }
+
+  send(text) { this._w.postMessage({ send: text }); }
+
+  close() { this._w.postMessage({ close: true }); }
 }

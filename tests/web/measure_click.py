@@ -75,6 +75,9 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--taps", type=int, default=100, help="measured taps per page (after 10 to warm up)")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--variants", default="main",
+                    help="tabbard pages to measure side by side: main (the WebSocket on the page's thread), "
+                         "worker (in a dedicated Worker: ?socket=worker)")
     args = ap.parse_args()
     args.keep = False
     args.screenshots = None
@@ -85,24 +88,34 @@ def main():
         rig.start_web()
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
-            page = open_page(browser, rig, viewport=PHONE, has_touch=True)
-            page.add_script_tag(path=os.path.join(HERE, "instrument.js"))
-            page.wait_for_function("!!window.tabbardLatency", timeout=WAIT_MS)
+            variants = args.variants.split(",")
+            pages, targets, count = {}, {}, {}
+            for v in variants:
+                page = open_page(browser, rig, viewport=PHONE, has_touch=True, query="" if v == "main" else f"&socket={v}")
+                page.add_script_tag(path=os.path.join(HERE, "instrument.js"))
+                page.wait_for_function("!!window.tabbardLatency", timeout=WAIT_MS)
+                pages[v] = page
+                targets[v] = [center(page, '[data-tab="nearby"]'), center(page, '[data-tab="chat"]')]
+                count[v] = "window.tabbardLatency.painted.length"
             ref = browser.new_page(viewport=PHONE, has_touch=True)
             ref.set_content(SELF_PAINT)
-            cdps = {"tabbard": page.context.new_cdp_session(page), "self": ref.context.new_cdp_session(ref)}
-            targets = {"tabbard": [center(page, '[data-tab="nearby"]'), center(page, '[data-tab="chat"]')],
-                       "self": [center(ref, "#a"), center(ref, "#b")]}
-            count = {"tabbard": "window.tabbardLatency.painted.length", "self": "window.selfLatency.painted.length"}
-            pages = {"tabbard": page, "self": ref}
+            pages["self"] = ref
+            targets["self"] = [center(ref, "#a"), center(ref, "#b")]
+            count["self"] = "window.selfLatency.painted.length"
+            cdps = {name: p.context.new_cdp_session(p) for name, p in pages.items()}
             for i in range(args.taps + 10):
-                for name in ("tabbard", "self"):
+                for name in pages:
                     p = pages[name]
                     p.bring_to_front()
                     n = p.evaluate(count[name])
-                    tap(cdps[name], targets[name][i % 2])
+                    if name == "self":
+                        k = i % 2
+                    else:  # the tab that is not selected (the pages share the daemon's selection)
+                        k = 0 if p.evaluate("window.tabbard.client.state.selected") != "nearby" else 1
+                    tap(cdps[name], targets[name][k])
                     p.wait_for_function(f"{count[name]} > {n}", timeout=WAIT_MS)
                     time.sleep(rnd.uniform(0.15, 0.5))
+            page = pages[variants[0]]
             rtt = page.evaluate("""async () => {
                 const c = window.tabbard.client, out = {ping: [], select: []};
                 for (let i = 0; i < 200; i++) {
@@ -110,14 +123,15 @@ def main():
                     t = performance.now(); await c.request("tab.select", {tab: i % 2 ? "chat" : "me"}); out.select.push(performance.now() - t);
                 }
                 return out; }""")
-            got = page.evaluate("window.tabbardLatency")
+            got = {v: pages[v].evaluate("window.tabbardLatency") for v in variants}
             own = ref.evaluate("window.selfLatency")
             browser.close()
     finally:
         rig.close()
-    print(line("tap (touch up) → selected look painted, tabbard", got["painted"][10:]))
-    print(line("  tap → tab.selected read by the page (part of it)", got["event"][10:]))
-    print(line("  tap → the state that shows it drawn (part of it)", got["state"][10:]))
+    for v in variants:
+        print(line(f"tap (touch up) → selected look painted, tabbard ({v})", got[v]["painted"][10:]))
+        print(line("  tap → tab.selected read by the page (part of it)", got[v]["event"][10:]))
+        print(line("  tap → the state that shows it drawn (part of it)", got[v]["state"][10:]))
     print(line("tap (touch start) → own look painted, a page that paints by itself", own["painted"][10:]))
     for name, v in rtt.items():
         print(line(f"request → reply in the page, {name}", v))

@@ -132,10 +132,10 @@ class Rig:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def open_page(browser, rig, viewport=None, **options):
+def open_page(browser, rig, viewport=None, query="", **options):
     """A page on the bridge, connected; `options` as for Browser.new_page (color_scheme, has_touch, …)."""
     page = browser.new_page(viewport=viewport or {"width": 420, "height": 640}, **options)
     page.on("pageerror", lambda e: print("  page error:", e))
-    page.goto(rig.url)
+    page.goto(rig.url + query)
     page.wait_for_function("document.body.dataset.connection === 'open'", timeout=WAIT_MS)
     return page
