@@ -1,12 +1,17 @@
 // app.js — the demo page: one bar (bar.js) kept by one client (tabbard.js), the
 // style switcher over examples/, the navigation and scroll controls. Every input
 // goes to the daemon; the page draws what the daemon's state says.
-import { TabbardClient } from "./tabbard.js";
+import { TabbardClient, SharedSocket } from "./tabbard.js";
 import { BarView } from "./bar.js";
 
 const $ = (sel) => document.querySelector(sel);
+// Where the WebSocket is read (docs/WEB.md, "Latency"): in a Worker by default; ?socket=main on
+// the page's own thread; ?socket=shared in a Worker through shared memory, which
+// &settle=MS lets a touch's handler read synchronously until its state is in.
+const query = new URLSearchParams(location.search);
+const socketKind = query.get("socket") || "worker";
 const client = new TabbardClient(TabbardClient.bridgeURL(),
-  { worker: new URLSearchParams(location.search).get("socket") === "worker" });
+  { worker: socketKind === "shared" && SharedSocket.available ? "shared" : socketKind !== "main" });
 const view = new BarView($("#bar-frame"), { onActivate: activate, panel: $("#content") });
 const status = $("#status");
 const screen = $("#screen");
@@ -64,7 +69,9 @@ function send(phase, e, touchId) {
   const { x, y } = view.toBar(e.clientX, e.clientY);
   client.request("touch", { phase, x: round(x), y: round(y), touch_id: touchId }).catch(showError);
   client.refresh(); // the state after this touch, read right behind it (the page asks; it never guesses)
+  if (phase === "up" && settleMs) client.settle(settleMs);
 }
+const settleMs = Number(query.get("settle") || 0);
 
 // MARK: keyboard (bar.js moves the focus; Enter/Space land here)
 

@@ -107,6 +107,32 @@ export class TabbardClient extends EventTarget {
     }
   }
 
+  /**
+   * Reads, now, the frames that have already come (with a SharedSocket: those its worker has
+   * put in the shared ring but the page has not been told of yet). Call it at the start of a
+   * frame (requestAnimationFrame) after an input: what it reads is drawn in that frame.
+   */
+  poll() {
+    this._ws?.poll?.();
+  }
+
+  /**
+   * With a SharedSocket only: reads frames synchronously, for at most `ms` milliseconds, until
+   * the reply to the `state.get` in flight has come. Called at the end of an input handler
+   * (after `refresh()`), the state that shows the input is then drawn before the browser's
+   * next frame. Returns whether it came.
+   */
+  settle(ms) {
+    if (!(this._ws instanceof SharedSocket)) return false;
+    const end = performance.now() + ms;
+    const waiting = () => [...this._pending.values()].some((p) => p.method === "state.get");
+    while (waiting()) {
+      if (performance.now() > end) return false;
+      this._ws.poll();
+    }
+    return true;
+  }
+
   // MARK: connection
 
   _open() {
@@ -115,7 +141,8 @@ export class TabbardClient extends EventTarget {
     this._cues = [];
     let ws;
     try {
-      ws = this.worker ? new WorkerSocket(this.url) : new WebSocket(this.url);
+      ws = this.worker === "shared" ? new SharedSocket(this.url)
+        : this.worker ? new WorkerSocket(this.url) : new WebSocket(this.url);
     } catch (e) {
       this._setStatus("refused", String(e));
       return;
@@ -290,7 +317,7 @@ export class TabbardClient extends EventTarget {
  * client uses (readyState, send, close, onmessage, onclose). Frames are read on the
  * worker's thread and posted to the page. (docs/WEB.md, "Latency": what was tried.)
  */
-class WorkerSocket {
+export class WorkerSocket {
   constructor(url) {
     const code = `let ws;
       onmessage = (e) => {
@@ -318,6 +345,94 @@ class WorkerSocket {
       }
     };
     this._w.postMessage({ open: url });
+  }
+
+  send(text) { this._w.postMessage({ send: text }); }
+
+  close() { this._w.postMessage({ close: true }); }
+}
+
+/**
+ * Like WorkerSocket, but the worker writes every frame into a ring in a SharedArrayBuffer
+ * and the page can read it synchronously (`poll()`), e.g. at the start of the first frame
+ * after an input, when a posted message would still be held back by the browser. Needs a
+ * cross-origin isolated page (tabbard-web sends COOP/COEP headers); without one
+ * `SharedSocket.available` is false.
+ */
+const RING = 1 << 22; // 4 MiB: a frame larger than this is not expected (states are a few KiB)
+const RING_WORKER = `
+  const RING = ${RING};
+  let ws, head, bytes;
+  const enc = new TextEncoder();
+  function put(text) {
+    const data = enc.encode(text);
+    const need = 4 + data.length;
+    if (need > RING) throw new Error("frame larger than the ring");
+    while (RING - Atomics.load(head, 2) < need) Atomics.wait(head, 2, Atomics.load(head, 2), 100);
+    let w = head[0];
+    const len = [data.length & 255, (data.length >> 8) & 255, (data.length >> 16) & 255, (data.length >>> 24) & 255];
+    for (const b of len) { bytes[w] = b; w = (w + 1) % RING; }
+    const first = Math.min(data.length, RING - w);
+    bytes.set(data.subarray(0, first), w);
+    bytes.set(data.subarray(first), 0);
+    head[0] = (w + data.length) % RING;
+    Atomics.add(head, 2, need);
+  }
+  onmessage = (e) => {
+    const m = e.data;
+    if (m.open) {
+      head = new Int32Array(m.sab, 0, 3);
+      bytes = new Uint8Array(m.sab, 12);
+      ws = new WebSocket(m.open);
+      ws.onopen = () => postMessage({ open: true });
+      ws.onmessage = (x) => { put(x.data); postMessage({ wake: true }); };
+      ws.onclose = () => postMessage({ close: true });
+    } else if (m.send !== undefined) ws.send(m.send);
+    else if (m.close) ws && ws.close();
+  };`;
+
+export class SharedSocket {
+  static get available() { return !!globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function"; }
+
+  constructor(url) {
+    this.readyState = WebSocket.CONNECTING;
+    this.onmessage = null;
+    this.onclose = null;
+    const sab = new SharedArrayBuffer(12 + RING);
+    this._head = new Int32Array(sab, 0, 3); // write offset, read offset, bytes in the ring
+    this._bytes = new Uint8Array(sab, 12);
+    this._dec = new TextDecoder();
+    this._w = new Worker(URL.createObjectURL(new Blob([RING_WORKER], { type: "text/javascript" })));
+    this._w.onmessage = (e) => {
+      const m = e.data;
+      if (m.open) this.readyState = WebSocket.OPEN;
+      else if (m.wake) this.poll();
+      else if (m.close) {
+        this.poll();
+        this.readyState = WebSocket.CLOSED;
+        this._w.terminate();
+        this.onclose?.({});
+      }
+    };
+    this._w.postMessage({ open: url, sab });
+  }
+
+  /** Delivers every frame in the ring, in order. */
+  poll() {
+    const h = this._head, b = this._bytes;
+    while (Atomics.load(h, 2) >= 4) {
+      let r = h[1];
+      let len = 0;
+      for (let i = 0; i < 4; i++) { len |= b[r] << (8 * i); r = (r + 1) % RING; }
+      const out = new Uint8Array(len); // TextDecoder does not read shared memory
+      const first = Math.min(len, RING - r);
+      out.set(b.subarray(r, r + first));
+      out.set(b.subarray(0, len - first), first);
+      h[1] = (r + len) % RING;
+      Atomics.sub(h, 2, 4 + len);
+      Atomics.notify(h, 2);
+      if (this.readyState !== WebSocket.CLOSED) this.onmessage?.({ data: this._dec.decode(out) });
+    }
   }
 
   send(text) { this._w.postMessage({ send: text }); }

@@ -2,8 +2,9 @@
 """Tap → the look that shows it, painted, in headless Chromium (docs/WEB.md, "Latency").
 
 Starts a daemon (null audio) on a temporary socket and tabbard-web on an ephemeral
-port, and opens two pages in one browser, each 390×844 with touch:
-  - tabbard: the web front end on the daemon's built-in bar (it commits on touch up);
+port, and opens pages in one browser, each 390×844 with touch:
+  - tabbard: the web front end on the daemon's built-in bar (it commits on touch up),
+             once per --variants entry (where the page reads its WebSocket);
   - self:    a page that draws its own selected look on touchstart (no daemon),
              the floor of what a page can do.
 Taps are real touch input (CDP Input.dispatchTouchEvent: touchStart, touchEnd
@@ -75,9 +76,10 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--taps", type=int, default=100, help="measured taps per page (after 10 to warm up)")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--variants", default="main",
-                    help="tabbard pages to measure side by side: main (the WebSocket on the page's thread), "
-                         "worker (in a dedicated Worker: ?socket=worker)")
+    ap.add_argument("--variants", default="main,worker,shared&settle=12",
+                    help="tabbard pages measured side by side, each ?socket=VARIANT: main (the WebSocket on the "
+                         "page's thread), worker (in a dedicated Worker, the page's default), shared&settle=MS "
+                         "(a Worker writing to shared memory that the pointerup handler reads until the state is in)")
     args = ap.parse_args()
     args.keep = False
     args.screenshots = None
@@ -91,7 +93,7 @@ def main():
             variants = args.variants.split(",")
             pages, targets, count = {}, {}, {}
             for v in variants:
-                page = open_page(browser, rig, viewport=PHONE, has_touch=True, query="" if v == "main" else f"&socket={v}")
+                page = open_page(browser, rig, viewport=PHONE, has_touch=True, query=f"&socket={v}")
                 page.add_script_tag(path=os.path.join(HERE, "instrument.js"))
                 page.wait_for_function("!!window.tabbardLatency", timeout=WAIT_MS)
                 pages[v] = page
@@ -130,6 +132,7 @@ def main():
         rig.close()
     for v in variants:
         print(line(f"tap (touch up) → selected look painted, tabbard ({v})", got[v]["painted"][10:]))
+        print(line("  tap → the pointerup handler runs (part of it)", got[v]["handler"][10:]))
         print(line("  tap → tab.selected read by the page (part of it)", got[v]["event"][10:]))
         print(line("  tap → the state that shows it drawn (part of it)", got[v]["state"][10:]))
     print(line("tap (touch start) → own look painted, a page that paints by itself", own["painted"][10:]))

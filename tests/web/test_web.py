@@ -515,6 +515,28 @@ def check_reduced_motion(rig, page, ctx):
         p.close()
 
 
+def check_sockets(rig, page, ctx):
+    """Each place the page can read its WebSocket (docs/WEB.md, "Latency"): a tap selects, and the
+    page shows the daemon's state."""
+    configure(rig, json.load(open(os.path.join(rig.args.root, "examples", "center-plus.json"))))
+    for query in ("&socket=main", "&socket=worker", "&socket=shared&settle=12"):
+        p = open_page(ctx["browser"], rig, viewport=PHONE, has_touch=True, query=query)
+        try:
+            if "shared" in query:
+                assert p.evaluate("crossOriginIsolated"), "the page is not cross-origin isolated (COOP/COEP)"
+            for tab in ("chat", "nearby"):
+                p.tap(f'[data-tab="{tab}"]')
+                for _ in deadline_loop(WAIT_MS / 1000, f"the daemon to select {tab} ({query})"):
+                    if rig.state_now()["selected"] == tab:
+                        break
+                selected_is(p, tab)
+            ctl(rig, "badge", "me", "5")
+            badge_shows(p, "me", "5")
+            ctl(rig, "badge", "me", "--clear")
+        finally:
+            p.close()
+
+
 def web_children(rig):
     """The tabbarctl pipes running under this rig's websocketd."""
     kids = lambda pid: [int(k) for t in os.listdir(f"/proc/{pid}/task")
@@ -612,6 +634,7 @@ CHECKS = [
     ("badges: one line, inside their item, ellipsised and read in full, at 320/390/1280 px", check_badges_layout),
     ("CJK, Arabic/Hebrew (mirrored) and long titles: drawn, one line, inside, at 320/390/1280 px", check_titles_layout),
     ("reduced motion: cues skipped or instant, the daemon's phases unchanged", check_reduced_motion),
+    ("touch taps select with the socket read on the page, in a Worker, and through shared memory", check_sockets),
     ("pages that close leave no ERROR line", check_close_quiet),
     ("a second tabbard-web on the busy port: one line, non-zero, the first untouched", check_one_instance),
     ("tabbard-web leaves nothing behind on TERM, INT, or when websocketd dies", check_cleanup),
