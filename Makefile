@@ -227,9 +227,12 @@ test-web: web-test-deps
 	$(WEB_VENV)/bin/python tests/web/test_web.py --bin "$$($(SWIFT) build --show-bin-path)" --sounds "$(CURDIR)/Sounds" \
 	  --root "$(CURDIR)" --screenshots "$(CURDIR)/docs/images"
 
-## bench-web: click → selected look painted in headless Chromium (docs/WEB.md); ARGS=--clicks N
-bench-web: release web-test-deps
-	$(WEB_VENV)/bin/python tests/web/measure_click.py --bin .build/release --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" $(ARGS)
+## bench-web: tap → click at a private PipeWire sink's monitor and tap → look painted, in headless Chromium
+## with real touch input, beside a page that plays its own click with Web Audio and paints by itself
+## (docs/WEB.md, "Latency"); ARGS="--taps N --variants main,worker,shared&settle=12"
+bench-web: release web-test-deps pipewire-deps .build/bench/pwmonitor
+	$(WEB_VENV)/bin/python tests/web/measure_click.py --bin .build/release --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" \
+	  --sink "$(CURDIR)/.build/bench/pwmonitor" $(ARGS)
 
 ## bench: the benchmark suite against a release daemon (figures, not pass/fail);
 ## ARGS=--quick for a short run, ARGS=--json for JSON on stdout. Writes .bench/results.json.

@@ -20,9 +20,14 @@ Usage: measure_click.py --bin DIR --sounds DIR --root REPO [--taps N]
 """
 import argparse
 import os
+import queue
 import random
+import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,8 +44,13 @@ SELF_PAINT = """<!doctype html><meta name=viewport content="width=device-width">
 <div class=t id=a data-tab=a>A</div><div class=t id=b data-tab=b>B</div>
 <script>
 const L = window.selfLatency = { painted: [] };
+// Its own click, played with Web Audio on touchstart (heard only with --sink).
+const audio = new AudioContext({ latencyHint: 'interactive' });
+const click = audio.createBuffer(1, 480, 48000);
+click.getChannelData(0).forEach((_, i, d) => { d[i] = (i < 240 ? 0.8 : -0.8) * (1 - i / 480); });
 for (const t of document.querySelectorAll('.t')) t.addEventListener('touchstart', (e) => {
   e.preventDefault();
+  const s = audio.createBufferSource(); s.buffer = click; s.connect(audio.destination); s.start();
   const started = e.timeStamp;
   for (const u of document.querySelectorAll('.t')) u.classList.toggle('on', u === t);
   requestAnimationFrame(() => L.painted.push(performance.now() - started));
@@ -63,10 +73,67 @@ def center(page, sel):
 
 
 def tap(cdp, xy, hold_s=0.06):
+    """A touch start and end; returns when each was dispatched (CLOCK_MONOTONIC ns)."""
     point = [{"x": xy[0], "y": xy[1], "id": 1}]
+    t0 = time.monotonic_ns()
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": point})
     time.sleep(hold_s)
+    t1 = time.monotonic_ns()
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    return t0, t1
+
+
+class Sink:
+    """A private headless PipeWire (tests/pipewire/rig.sh) and pwmonitor on its sink's monitor:
+    the onsets of sounds as they reach the sink, in CLOCK_MONOTONIC ns."""
+
+    def __init__(self, root, pwmonitor):
+        self.dir = tempfile.mkdtemp(prefix="tabbard-web-sink.")
+        self.rig = os.path.join(root, "tests", "pipewire", "rig.sh")
+        out = subprocess.run(["bash", self.rig, "start", self.dir], capture_output=True, text=True, timeout=90)
+        if out.returncode != 0:
+            raise SystemExit(f"rig.sh start failed: {out.stderr.strip()}")
+        self.env = {}
+        for line in out.stdout.splitlines():
+            if line.startswith("export "):
+                k, v = line[7:].split("=", 1)
+                self.env[k] = shlex.split(v)[0]
+        self.onsets = queue.Queue()
+        self.mon = subprocess.Popen([pwmonitor, "--target", self.env["RIG_SINK"]], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                    env=dict(os.environ, **self.env))
+        ready = threading.Event()
+
+        def read():
+            for line in self.mon.stdout:
+                w = line.split()
+                if w and w[0] == "ready":
+                    ready.set()
+                elif w and w[0] == "onset":
+                    self.onsets.put(int(w[1]))
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(30):
+            raise SystemExit("pwmonitor did not start")
+
+    def onset_after(self, t_ns, seconds=1.0):
+        """The first onset after t_ns (older ones are dropped), or None."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                o = self.onsets.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                break
+            if o > t_ns:
+                return o
+        return None
+
+    def close(self):
+        self.mon.stdin.close()
+        try:
+            self.mon.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.mon.kill()
+        subprocess.run(["bash", self.rig, "stop", self.dir], capture_output=True, timeout=60)
 
 
 def main():
@@ -76,6 +143,9 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--taps", type=int, default=100, help="measured taps per page (after 10 to warm up)")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--sink", metavar="PWMONITOR",
+                    help="also time the clicks at a private PipeWire sink's monitor (tests/pipewire/rig.sh; "
+                         "the daemon plays through ALSA, Chromium through pipewire-pulse): the pwmonitor to use")
     ap.add_argument("--variants", default="main,worker,shared&settle=12",
                     help="tabbard pages measured side by side, each ?socket=VARIANT: main (the WebSocket on the "
                          "page's thread), worker (in a dedicated Worker, the page's default), shared&settle=MS "
@@ -85,11 +155,21 @@ def main():
     args.screenshots = None
     rig = Rig(args)
     rnd = random.Random(17)
+    sink = None
+    heard = {}
     try:
+        launch = {}
+        if args.sink:
+            sink = Sink(args.root, args.sink)
+            extra = {k: v for k, v in sink.env.items() if k != "XDG_RUNTIME_DIR"}
+            rig.env.update(extra)
+            rig.audio = ["--audio", "alsa", "--alsa-device", "rig"]
+            launch = {"env": dict(os.environ, **sink.env), "ignore_default_args": ["--mute-audio"]}
         rig.start_daemon()
         rig.start_web()
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+            browser = pw.chromium.launch(executable_path=args.chromium, **launch,
+                                         args=["--no-sandbox", "--autoplay-policy=no-user-gesture-required"])
             variants = args.variants.split(",")
             pages, targets, count = {}, {}, {}
             for v in variants:
@@ -114,8 +194,11 @@ def main():
                         k = i % 2
                     else:  # the tab that is not selected (the pages share the daemon's selection)
                         k = 0 if p.evaluate("window.tabbard.client.state.selected") != "nearby" else 1
-                    tap(cdps[name], targets[name][k])
+                    t0, t1 = tap(cdps[name], targets[name][k])
                     p.wait_for_function(f"{count[name]} > {n}", timeout=WAIT_MS)
+                    if sink and i >= 10:  # tabbard commits on touch up; the page plays its own on touchstart
+                        o = sink.onset_after(t0 if name == "self" else t1)
+                        heard.setdefault(name, []).append(None if o is None else (o - (t0 if name == "self" else t1)) / 1e6)
                     time.sleep(rnd.uniform(0.15, 0.5))
             page = pages[variants[0]]
             rtt = page.evaluate("""async () => {
@@ -130,6 +213,16 @@ def main():
             browser.close()
     finally:
         rig.close()
+        if sink:
+            sink.close()
+    for name, v in heard.items():
+        got_v = [x for x in v if x is not None]
+        start = "touch start" if name == "self" else "touch up"
+        if got_v:
+            print(line(f"tap ({start} dispatched) → click's onset at the sink, {name} "
+                       f"({len(v) - len(got_v)} of {len(v)} not heard)", got_v))
+        else:
+            print(f"tap → click at the sink, {name}: none of {len(v)} heard")
     for v in variants:
         print(line(f"tap (touch up) → selected look painted, tabbard ({v})", got[v]["painted"][10:]))
         print(line("  tap → the pointerup handler runs (part of it)", got[v]["handler"][10:]))

@@ -83,7 +83,8 @@ class Rig:
         log = open(os.path.join(self.tmp, "daemon.log"), "a")
         self.daemon = subprocess.Popen(
             [os.path.join(self.args.bin, "tabbard"), "--socket", self.sock, "--state", self.state,
-             "--audio", "null", "--sounds", self.args.sounds], stdout=log, stderr=log, env=self.env)
+             *getattr(self, "audio", ["--audio", "null"]), "--sounds", self.args.sounds],
+            stdout=log, stderr=log, env=self.env)
         for _ in deadline_loop(30, "the daemon to answer"):
             if self.daemon.poll() is not None:
                 raise AssertionError(f"the daemon exited with {self.daemon.returncode}")
