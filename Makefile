@@ -195,11 +195,15 @@ test-package: deb
 ## web: the browser front end (docs/WEB.md) on http://127.0.0.1:$(WEB_PORT)/ — starts a daemon on
 ## the default socket first if none answers there; prints the address (with its token) to open.
 WEB_PORT ?= 8765
-WEB_APT_PACKAGES = websocketd
-WEB_TEST_APT_PACKAGES = websocketd chromium python3-venv
-# Playwright for Python (PyPI) in a project-local venv; its own browser download is not used.
+# Fonts: the built-in bar's titles are CJK (首頁, 附近, 聊天, 我的); DejaVu covers Arabic and Hebrew.
+WEB_FONT_PACKAGES = fonts-wqy-zenhei fonts-dejavu-core
+WEB_APT_PACKAGES = websocketd $(WEB_FONT_PACKAGES)
+WEB_TEST_APT_PACKAGES = websocketd chromium python3-venv $(WEB_FONT_PACKAGES)
+# Playwright for Python and axe-core (axe-playwright-python bundles axe-core 4.12) from PyPI in a
+# project-local venv; Playwright's own browser download is not used.
 WEB_VENV = .build/web-venv
 PLAYWRIGHT_VERSION = 1.65.2
+AXE_PLAYWRIGHT_VERSION = 0.1.8
 
 web-deps: deps
 	$(call apt_install,$(WEB_APT_PACKAGES))
@@ -216,9 +220,10 @@ web: release web-deps
 
 web-test-deps: deps
 	$(call apt_install,$(WEB_TEST_APT_PACKAGES))
-	@$(WEB_VENV)/bin/python -c 'import playwright' 2>/dev/null || { \
-	  echo "Installing Playwright for Python $(PLAYWRIGHT_VERSION) into $(WEB_VENV)"; \
-	  python3 -m venv $(WEB_VENV) && $(WEB_VENV)/bin/pip install -q playwright==$(PLAYWRIGHT_VERSION); }
+	@$(WEB_VENV)/bin/python -c 'import playwright, axe_playwright_python' 2>/dev/null || { \
+	  echo "Installing Playwright for Python $(PLAYWRIGHT_VERSION) and axe-playwright-python $(AXE_PLAYWRIGHT_VERSION) into $(WEB_VENV)"; \
+	  python3 -m venv $(WEB_VENV) && $(WEB_VENV)/bin/pip install -q playwright==$(PLAYWRIGHT_VERSION) \
+	    axe-playwright-python==$(AXE_PLAYWRIGHT_VERSION); }
 
 ## test-web: the page in headless Chromium against a daemon and its bridge (tests/web/); saves docs/images/*.png
 test-web: web-test-deps
@@ -227,9 +232,12 @@ test-web: web-test-deps
 	$(WEB_VENV)/bin/python tests/web/test_web.py --bin "$$($(SWIFT) build --show-bin-path)" --sounds "$(CURDIR)/Sounds" \
 	  --root "$(CURDIR)" --screenshots "$(CURDIR)/docs/images"
 
-## bench-web: click → selected look painted in headless Chromium (docs/PERFORMANCE.md); ARGS=--clicks N
-bench-web: release web-test-deps
-	$(WEB_VENV)/bin/python tests/web/measure_click.py --bin .build/release --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" $(ARGS)
+## bench-web: tap → click at a private PipeWire sink's monitor and tap → look painted, in headless Chromium
+## with real touch input, beside a page that plays its own click with Web Audio and paints by itself
+## (docs/WEB.md, "Latency"); ARGS="--taps N --variants main,worker,shared&settle=12"
+bench-web: release web-test-deps pipewire-deps .build/bench/pwmonitor
+	$(WEB_VENV)/bin/python tests/web/measure_click.py --bin .build/release --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" \
+	  --sink "$(CURDIR)/.build/bench/pwmonitor" $(ARGS)
 
 ## python-deps: the Python client's test tools (pytest, mypy from PyPI) in $(PY_VENV), and the package
 ## (clients/python) installed there as a user installs it, so its pytest plugin registers itself

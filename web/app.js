@@ -1,19 +1,24 @@
 // app.js — the demo page: one bar (bar.js) kept by one client (tabbard.js), the
 // style switcher over examples/, the navigation and scroll controls. Every input
 // goes to the daemon; the page draws what the daemon's state says.
-import { TabbardClient } from "./tabbard.js";
+import { TabbardClient, SharedSocket } from "./tabbard.js";
 import { BarView } from "./bar.js";
 
 const $ = (sel) => document.querySelector(sel);
-const client = new TabbardClient(TabbardClient.bridgeURL());
-const view = new BarView($("#bar-frame"), { onActivate: activate });
+// Where the WebSocket is read (docs/WEB.md, "Latency"): in a Worker by default; ?socket=main on
+// the page's own thread; ?socket=shared in a Worker through shared memory, which
+// &settle=MS lets a touch's handler read synchronously until its state is in.
+const query = new URLSearchParams(location.search);
+const socketKind = query.get("socket") || "worker";
+const client = new TabbardClient(TabbardClient.bridgeURL(),
+  { worker: socketKind === "shared" && SharedSocket.available ? "shared" : socketKind !== "main" });
+const view = new BarView($("#bar-frame"), { onActivate: activate, panel: $("#content") });
 const status = $("#status");
 const screen = $("#screen");
 const scroller = $("#content");
 
-/** Click-to-look figures (docs/PERFORMANCE.md): ms from the input to the frame that paints it. */
-const latency = { samples: [], replies: [], dispatch: [], pending: null };
-window.tabbard = { client, view, latency };
+/** For scripts, tests and the benchmark's own instrumentation (tests/web/instrument.js). */
+window.tabbard = { client, view };
 
 client.addEventListener("status", (e) => {
   const { status: s, reason } = e.detail;
@@ -31,7 +36,6 @@ client.addEventListener("state", (e) => {
   view.render(state);
   drawScreen(state);
   $("#seq").textContent = `seq ${e.detail.seq}`;
-  if (latency.pending && state.selected === latency.pending.tab) settle();
 });
 
 client.addEventListener("cue", (e) => view.playCue(e.detail.cue));
@@ -63,40 +67,19 @@ screen.addEventListener("pointercancel", (e) => {
 
 function send(phase, e, touchId) {
   const { x, y } = view.toBar(e.clientX, e.clientY);
-  const started = e.timeStamp; // when the browser took the input (performance.now()'s clock)
-  if (phase === "up") latency.dispatch.push(performance.now() - started);
-  client.request("touch", { phase, x: round(x), y: round(y), touch_id: touchId })
-    .then((r) => {
-      if (r.commit === "select") {
-        latency.replies.push(performance.now() - started);
-        track(r.target, started);
-      }
-    })
-    .catch((err) => showError(err));
+  client.request("touch", { phase, x: round(x), y: round(y), touch_id: touchId }).catch(showError);
+  client.refresh(); // the state after this touch, read right behind it (the page asks; it never guesses)
+  if (phase === "up" && settleMs) client.settle(settleMs);
 }
+const settleMs = Number(query.get("settle") || 0);
 
 // MARK: keyboard (bar.js moves the focus; Enter/Space land here)
 
 function activate(item) {
   if (!item.enabled) return;
-  const started = performance.now();
   const method = item.kind === "tab" ? "tab.select" : "action.trigger";
-  client.request(method, { tab: item.id })
-    .then(() => item.kind === "tab" && track(item.id, started))
-    .catch(showError);
-}
-
-// MARK: latency of the selected look
-
-function track(tab, started) {
-  latency.pending = { tab, started };
-  if (client.state?.selected === tab) settle();
-}
-
-function settle() {
-  const { started } = latency.pending;
-  latency.pending = null;
-  requestAnimationFrame(() => latency.samples.push(performance.now() - started));
+  client.request(method, { tab: item.id }).catch(showError);
+  client.refresh();
 }
 
 // MARK: the screen above the bar

@@ -2,10 +2,12 @@
 // with the Web Animations API. It never decides what a touch means: pointer events
 // go to the daemon as `touch` requests (see app.js); the DOM follows the state.
 //
-// DOM contract (docs/WEB.md): the bar is `.bar[role=tablist]` with data-hidden and
-// data-phase; each item is `[data-tab=ID]` (role tab with aria-selected, or role
-// button for center/action items); a badge is `[data-badge]` inside its item, its
-// text the badge's display.
+// DOM contract (docs/WEB.md): the bar is `nav.bar` with data-hidden and data-phase;
+// the `tab` items are `[role=tab]` with aria-selected inside its `[role=tablist]`,
+// the center and action items `[role=button]` beside it (not inside: a tablist owns
+// only tabs); every item is `[data-tab=ID]`, labelled with its title and badge
+// ("Chat, 3 unread"); a badge is `[data-badge]` inside its item, its text the
+// badge's display.
 import { iconSVG } from "./icons.js";
 
 const EASING = { ease_in_ease_out: "ease-in-out", ease_in: "ease-in", ease_out: "ease-out", linear: "linear" };
@@ -13,16 +15,19 @@ const EASING = { ease_in_ease_out: "ease-in-out", ease_in: "ease-in", ease_out: 
 /** The bar of one page: `render(state)` after every change, `playCue(cue)` for every animation.cue. */
 export class BarView {
   /** `frame`: the element the bar fills (its width is the viewport's); `onActivate(item)` for Enter/Space. */
-  constructor(frame, { onActivate = () => {} } = {}) {
+  constructor(frame, { onActivate = () => {}, panel = null } = {}) {
     this.frame = frame;
+    this.panel = panel; // the tabpanel the tabs control (labelled by the selected tab)
     this.onActivate = onActivate;
     this.scaleBox = el("div", "bar-scale");
-    this.bar = el("div", "bar");
-    this.bar.setAttribute("role", "tablist");
+    this.bar = el("nav", "bar");
     this.bar.setAttribute("aria-label", "Tab bar");
+    this.tabs = el("div", "tabs");
+    this.tabs.setAttribute("role", "tablist");
+    this.tabs.setAttribute("aria-label", "Tabs");
     this.background = el("div", "bar-bg");
     this.indicator = el("div", "indicator");
-    this.bar.append(this.background, this.indicator);
+    this.bar.append(this.background, this.indicator, this.tabs);
     this.scaleBox.append(this.bar);
     frame.append(this.scaleBox);
     this.items = new Map(); // id → element
@@ -58,22 +63,37 @@ export class BarView {
     const styles = new Set([state.settings?.animation, ...state.items.map((i) => i.animation)]);
     this.bar.classList.toggle("style-crossfade", styles.has("crossfade"));
     this.bar.classList.toggle("rtl", !!L.rtl);
+    this.bar.dir = L.rtl ? "rtl" : "ltr";
     this._visibility(state);
 
     const ids = new Set(state.items.map((i) => i.id));
     for (const [id, node] of this.items) if (!ids.has(id)) { node.remove(); this.items.delete(id); }
     if (!ids.has(this.focusId)) this.focusId = null;
     const focusable = this.focusId ?? state.selected;
-    state.items.forEach((item, index) => {
+    // Tabs in the tablist, center/action buttons after it, each group in the order of items.
+    const order = { tab: [], button: [] };
+    for (const item of state.items) {
       let node = this.items.get(item.id);
       if (!node || node.dataset.kind !== item.kind) {
         node?.remove();
         node = this._itemElement(item);
         this.items.set(item.id, node);
       }
-      if (this.bar.children[index + 2] !== node) this.bar.insertBefore(node, this.bar.children[index + 2] ?? null);
+      order[item.kind === "tab" ? "tab" : "button"].push(node);
       this._update(node, item, state, item.id === focusable);
-    });
+    }
+    place(this.tabs, order.tab, 0);
+    place(this.bar, order.button, 3);
+    if (this.panel) {
+      const sel = this.items.get(state.selected);
+      if (sel && sel.getAttribute("role") === "tab") {
+        this.panel.setAttribute("aria-labelledby", sel.id);
+        this.panel.removeAttribute("aria-label");
+      } else {
+        this.panel.removeAttribute("aria-labelledby");
+        this.panel.setAttribute("aria-label", "Content");
+      }
+    }
 
     const slide = styles.has("slide");
     const sel = state.items.find((i) => i.id === state.selected);
@@ -109,7 +129,9 @@ export class BarView {
     const node = el("div", `item kind-${item.kind}`);
     node.dataset.tab = item.id;
     node.dataset.kind = item.kind;
+    node.id = `tabbard-item-${++itemSerial}`;
     node.setAttribute("role", item.kind === "tab" ? "tab" : "button");
+    if (item.kind === "tab" && this.panel) node.setAttribute("aria-controls", this.panel.id);
     const content = el("div", "content");
     const icon = el("span", "icon");
     const title = el("span", "title");
@@ -129,28 +151,52 @@ export class BarView {
     node.classList.toggle("active", item.id === state.active_action);
     node.classList.toggle("disabled", !item.enabled);
     node.classList.toggle("circle", item.kind === "center" && state.layout.center?.shape !== "rect");
-    node.toggleAttribute("aria-disabled", !item.enabled);
-    node.tabIndex = focusable ? 0 : -1;
+    if (item.enabled) node.removeAttribute("aria-disabled"); else node.setAttribute("aria-disabled", "true");
+    node.tabIndex = item.kind !== "tab" || focusable ? 0 : -1;
     const p = item.presentation || { title: item.title, icon: item.icon };
-    node.setAttribute("aria-label", p.title + (item.badge ? `, badge ${item.badge.display || "dot"}` : ""));
+    node.setAttribute("aria-label", p.title + badgeWords(item.badge));
     const icon = node.querySelector(".icon");
     if (icon.dataset.name !== String(p.icon)) { icon.dataset.name = String(p.icon); icon.innerHTML = iconSVG(p.icon); }
     const title = node.querySelector(".title");
     if (title.textContent !== p.title) title.textContent = p.title;
     let badge = node.querySelector("[data-badge]");
     if (item.badge) {
-      if (!badge) { badge = el("span", "badge"); node.append(badge); }
+      if (!badge) {
+        badge = el("span", "badge");
+        badge.setAttribute("aria-hidden", "true"); // the item's label says it
+        node.append(badge);
+      }
       badge.dataset.badge = item.badge.kind;
       badge.classList.toggle("dot", item.badge.display === "");
       if (badge.textContent !== item.badge.display) badge.textContent = item.badge.display;
+      badge.title = item.badge.kind === "text" ? String(item.badge.value ?? item.badge.display) : "";
+      this._placeBadge(badge, f.w, !!state.layout.rtl);
     } else if (badge) {
       badge.remove();
     }
   }
 
+  /** Puts a badge at the icon's top corner (mirrored with rtl), moved in and capped so that it
+   *  stays inside its item, and so inside the bar; what does not fit ends in an ellipsis. */
+  _placeBadge(badge, w, rtl) {
+    const margin = 2;
+    badge.style.maxWidth = `${Math.max(10, w - 2 * margin)}px`;
+    const bw = badge.offsetWidth; // bar points: the scale is a transform of an ancestor
+    const dot = badge.classList.contains("dot");
+    const gap = dot ? 8 : 6;
+    let left = rtl ? w / 2 - gap - bw : w / 2 + gap;
+    left = Math.min(Math.max(left, margin), w - margin - bw);
+    badge.style.left = `${Math.max(margin, left)}px`;
+  }
+
   _key(e) {
-    const nodes = [...this.bar.querySelectorAll("[data-tab]:not(.disabled)")];
-    const i = nodes.indexOf(e.target.closest("[data-tab]"));
+    const current = e.target.closest("[data-tab]");
+    if (!current) return;
+    // Arrows, Home and End move between the tabs (the ARIA tabs pattern); the center and
+    // action buttons are tab stops of their own.
+    const nodes = current.getAttribute("role") === "tab"
+      ? [...this.tabs.querySelectorAll("[data-tab]:not(.disabled)")] : [current];
+    const i = nodes.indexOf(current);
     if (i < 0) return;
     const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
     let next = null;
@@ -201,8 +247,16 @@ export class BarView {
       fill: d.target === "bar" ? "forwards" : "none",
     };
     if (d.target === "bar") for (const a of this.bar.getAnimations()) a.cancel();
+    // prefers-reduced-motion: an item's, icon's, badge's or the indicator's motion is skipped
+    // (the state already draws where it ends); the bar goes to where its slide ends at once.
+    // The daemon's timing is not touched: the phase still ends when the daemon says.
+    const reduced = !!REDUCED?.matches;
+    this.played.push({ tab: cue.tab, trigger: cue.trigger, target: d.target, property: d.property,
+                       keyframes: frames.length, reduced });
+    if (reduced) {
+      return d.target === "bar" ? [target.animate([frames[frames.length - 1]], { duration: 0, fill: "forwards" })] : null;
+    }
     const played = [target.animate(frames, timing)];
-    this.played.push({ tab: cue.tab, trigger: cue.trigger, target: d.target, property: d.property, keyframes: frames.length });
     if (d.transition === "crossfade" && d.from_icon && d.to_icon && d.target === "icon") {
       played.push(...this._crossfade(target, d, timing));
     }
@@ -229,6 +283,25 @@ const VALUE = {
   "bounds.size": (v) => ({ width: `${v.w}px`, height: `${v.h}px` }),
   opacity: (v) => ({ opacity: v }),
 };
+
+const REDUCED = globalThis.matchMedia?.("(prefers-reduced-motion: reduce)");
+let itemSerial = 0;
+
+/** The words a screen reader says for a badge after the item's title. */
+function badgeWords(badge) {
+  if (!badge) return "";
+  if (badge.kind === "dot" || badge.display === "") return ", new";
+  if (badge.kind === "count") return `, ${badge.display} unread`;
+  return `, ${badge.value ?? badge.display}`;
+}
+
+/** Puts `nodes` in `parent` in this order, after its first `skip` children. */
+function place(parent, nodes, skip) {
+  nodes.forEach((node, i) => {
+    const at = parent.children[skip + i] ?? null;
+    if (at !== node) parent.insertBefore(node, at);
+  });
+}
 
 function el(tag, cls) {
   const n = document.createElement(tag);

@@ -83,7 +83,8 @@ class Rig:
         log = open(os.path.join(self.tmp, "daemon.log"), "a")
         self.daemon = subprocess.Popen(
             [os.path.join(self.args.bin, "tabbard"), "--socket", self.sock, "--state", self.state,
-             "--audio", "null", "--sounds", self.args.sounds], stdout=log, stderr=log, env=self.env)
+             *getattr(self, "audio", ["--audio", "null"]), "--sounds", self.args.sounds],
+            stdout=log, stderr=log, env=self.env)
         for _ in deadline_loop(30, "the daemon to answer"):
             if self.daemon.poll() is not None:
                 raise AssertionError(f"the daemon exited with {self.daemon.returncode}")
@@ -132,9 +133,10 @@ class Rig:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def open_page(browser, rig):
-    page = browser.new_page(viewport={"width": 420, "height": 640})
+def open_page(browser, rig, viewport=None, query="", **options):
+    """A page on the bridge, connected; `options` as for Browser.new_page (color_scheme, has_touch, …)."""
+    page = browser.new_page(viewport=viewport or {"width": 420, "height": 640}, **options)
     page.on("pageerror", lambda e: print("  page error:", e))
-    page.goto(rig.url)
+    page.goto(rig.url + query)
     page.wait_for_function("document.body.dataset.connection === 'open'", timeout=WAIT_MS)
     return page
