@@ -235,9 +235,9 @@ test-web: web-test-deps
 ## bench-web: tap → click at a private PipeWire sink's monitor and tap → look painted, in headless Chromium
 ## with real touch input, beside a page that plays its own click with Web Audio and paints by itself
 ## (docs/WEB.md, "Latency"); ARGS="--taps N --variants main,worker,shared&settle=12"
-bench-web: release web-test-deps pipewire-deps .build/bench/pwmonitor
+bench-web: release web-test-deps pipewire-deps .build/rig/pwmonitor
 	$(WEB_VENV)/bin/python tests/web/measure_click.py --bin .build/release --sounds "$(CURDIR)/Sounds" --root "$(CURDIR)" \
-	  --sink "$(CURDIR)/.build/bench/pwmonitor" $(ARGS)
+	  --sink "$(CURDIR)/.build/rig/pwmonitor" $(ARGS)
 
 ## python-deps: the Python client's test tools (pytest, mypy from PyPI) in $(PY_VENV), and the package
 ## (clients/python) installed there as a user installs it, so its pytest plugin registers itself
