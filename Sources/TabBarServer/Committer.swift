@@ -2,13 +2,13 @@ import TabBarCore
 
 /// The commit stage: the one place state changes.
 ///
-/// `submit` runs a state command through the reducer and stages what it made: its journal
-/// line (in the store), its events, its reply and its effects, in order. `commit` writes every
-/// change staged since the last commit to the journal with one write (group commit: one write
-/// per loop turn, whatever the number of clients) and hands back what to deliver. Nothing
-/// staged leaves the process before that write succeeds; if it fails, the state is restored,
-/// the events are dropped, and each reply that rests on the refused changes becomes
-/// `storage_failed`.
+/// `submit` runs a state command through the reducer and stages what it made, as the bytes
+/// each will be: its journal line (in the store), its events' lines and its reply's line, in
+/// order, and its effects. `commit` writes every change staged since the last commit to the
+/// journal with one write (group commit: one write per loop turn, whatever the number of
+/// clients) and hands each staged line on to be delivered. Nothing staged leaves the process
+/// before that write succeeds; if it fails, the state is restored, the events are dropped,
+/// and each reply that rests on the refused changes becomes `storage_failed`.
 final class Committer {
     /// Where a request's answer goes: its connection, its id, and when its line was read
     /// (`stats.get`'s latency ends when the reply is queued).
@@ -18,21 +18,27 @@ final class Committer {
         let readNs: UInt64
     }
 
-    /// Something to deliver once its group is written, in the order it was made. A reply
-    /// `fromState` was made by the reducer (not a refusal of the line itself).
-    enum Output {
-        case event(BarEvent)
-        case reply(ReplyTo, Result<Reply, RPCError>, fromState: Bool)
+    /// A staged line to deliver, in the order it was made.
+    enum Delivery {
+        /// An event's line for the subscribers of `method`.
+        case event(method: String, line: UnsafeBufferPointer<UInt8>)
+        /// A reply's line; `failed`: it is an error.
+        case reply(ReplyTo, line: UnsafeBufferPointer<UInt8>, failed: Bool)
     }
 
-    /// A group, committed or refused: what to deliver and the effects to run.
-    struct Group {
-        var outputs: [Output] = []
+    /// What a commit did: the effects to run, how many changes it held, and why the journal
+    /// write failed (nil: it succeeded).
+    struct Outcome {
         var effects: [Effect] = []
-        /// Why the journal write failed (nil: it succeeded): `outputs` are then the refusals.
-        var refusedBecause: String?
-        /// How many changes it held.
         var changes = 0
+        var refusedBecause: String?
+    }
+
+    /// A staged line: where it is in `lines`, and what it is.
+    private struct Staged {
+        enum Kind { case event(method: String), reply(ReplyTo, failed: Bool, fromState: Bool) }
+        let kind: Kind
+        let range: Range<Int>
     }
 
     private(set) var reducer: Reducer
@@ -40,9 +46,12 @@ final class Committer {
     /// The state before the group's first change, kept while `changeStaged` to undo the group.
     private var stateBefore = BarState.defaultBar
     private var changeStaged = false
-    private var staged = Group()
-    /// Where in `staged.outputs` the group's first change is: the replies from there on rest on it.
-    private var firstChangeAt: Int?
+    private var changes = 0
+    private var staged: [Staged] = []
+    private var lines = ByteBuffer(capacity: 1 << 14)
+    private var effects: [Effect] = []
+    /// Where in `staged` the group's first change is: the replies from there on rest on it.
+    private var firstChangeAt = 0
 
     init(reducer: Reducer, store: StateStore) {
         self.reducer = reducer
@@ -51,7 +60,7 @@ final class Committer {
 
     var state: BarState { reducer.state }
     var limits: Limits { reducer.limits }
-    var hasStaged: Bool { changeStaged || !staged.outputs.isEmpty || !staged.effects.isEmpty }
+    var hasStaged: Bool { changeStaged || !staged.isEmpty || !effects.isEmpty }
 
     /// Runs `command` at `nowMs` and stages its outcome. `method`/`params`: what its journal
     /// line records when the outcome names no entry of its own; `reply`: where its answer
@@ -65,9 +74,9 @@ final class Committer {
         if reducer.state.seq != seqBefore {
             if !changeStaged {
                 changeStaged = true
-                firstChangeAt = staged.outputs.count
+                firstChangeAt = staged.count
             }
-            staged.changes += 1
+            changes += 1
             let seq = reducer.state.seq
             store.stage(seq: seq) { line in
                 if let entry = outcome.journal {
@@ -76,42 +85,71 @@ final class Committer {
                     Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
                 }
             }
-            for event in outcome.events { staged.outputs.append(.event(event)) }
+            for event in outcome.events {
+                let start = lines.count
+                event.write(into: &lines)
+                staged.append(Staged(kind: .event(method: event.method), range: start..<lines.count))
+            }
         }
-        staged.effects += outcome.effects
-        if let reply { staged.outputs.append(.reply(reply, outcome.reply, fromState: true)) }
-        if case .failure = outcome.reply { return false }
-        return true
+        effects += outcome.effects
+        let failed: Bool
+        if case .failure = outcome.reply { failed = true } else { failed = false }
+        if let reply { stage(outcome.reply, to: reply, fromState: true) }
+        return !failed
     }
 
     /// Stages a reply that rests on nothing staged (a refusal of the line itself), so that it
     /// leaves in order after what its connection sent before.
     func stage(reply result: Result<Reply, RPCError>, to: ReplyTo) {
-        staged.outputs.append(.reply(to, result, fromState: false))
+        stage(result, to: to, fromState: false)
     }
 
-    /// Writes the staged changes with one journal write and returns the group to deliver.
-    func commit() -> Group {
-        var group = staged
-        let firstChange = firstChangeAt ?? group.outputs.count
-        staged = Group()
-        firstChangeAt = nil
-        guard changeStaged else { return group }
-        changeStaged = false
-        let before = stateBefore
-        do {
-            try store.commitReachable(before: before, after: reducer.state, limits: reducer.limits)
-        } catch {
-            reducer.state = before
-            let refusal = RPCError.storageFailed("\(error)", advice: store.advice)
-            group.refusedBecause = "\(error)"
-            group.effects = []
-            group.outputs = group.outputs.enumerated().compactMap { k, output in
-                guard case let .reply(to, result, fromState) = output else { return nil }  // events go
-                return .reply(to, fromState && k >= firstChange ? .failure(refusal) : result, fromState: fromState)
+    private func stage(_ result: Result<Reply, RPCError>, to: ReplyTo, fromState: Bool) {
+        let start = lines.count
+        Wire.reply(id: to.id, result, into: &lines)
+        let failed: Bool
+        if case .failure = result { failed = true } else { failed = false }
+        staged.append(Staged(kind: .reply(to, failed: failed, fromState: fromState), range: start..<lines.count))
+    }
+
+    /// Writes the staged changes with one journal write and hands every staged line to
+    /// `deliver`, in order (on a refused write: the replies, each that rests on the refused
+    /// changes as `storage_failed`, and no event).
+    func commit(deliver: (Delivery) -> Void) -> Outcome {
+        var result = Outcome(changes: changes)
+        defer {
+            staged.removeAll(keepingCapacity: true)
+            lines.removeAll()
+            effects.removeAll(keepingCapacity: true)
+            changes = 0
+            changeStaged = false
+        }
+        if changeStaged {
+            do {
+                try store.commitReachable(before: stateBefore, after: reducer.state, limits: reducer.limits)
+            } catch {
+                reducer.state = stateBefore
+                result.refusedBecause = "\(error)"
             }
         }
-        return group
+        if result.refusedBecause == nil { result.effects = effects }
+        let failure = result.refusedBecause.map { RPCError.storageFailed($0, advice: store.advice) }
+        for (k, item) in staged.enumerated() {
+            let line = UnsafeBufferPointer(rebasing: lines.bytes[item.range])
+            switch item.kind {
+            case .event(let method):
+                if failure == nil { deliver(.event(method: method, line: line)) }
+            case let .reply(to, failed, fromState):
+                if let failure, fromState && k >= firstChangeAt {
+                    var error: [UInt8] = []
+                    Wire.error(id: to.id, failure, into: &error)
+                    error.withUnsafeBufferPointer { deliver(.reply(to, line: $0, failed: true)) }
+                } else {
+                    deliver(.reply(to, line: line, failed: failed))
+                }
+            }
+        }
+        return result
     }
 
     /// Replaces the state outside any group (start-up, tests).

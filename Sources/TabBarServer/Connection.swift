@@ -72,6 +72,13 @@ final class Connection {
         replies.append(start..<out.count)
     }
 
+    /// Queues a reply line already encoded.
+    func queueReply(line: UnsafeBufferPointer<UInt8>) {
+        let start = out.count
+        out.append(line)
+        replies.append(start..<out.count)
+    }
+
     /// `queueReply` of a result.
     func queueReply(id: RequestID, _ reply: consuming Reply) {
         let start = out.count

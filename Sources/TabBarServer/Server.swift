@@ -196,22 +196,21 @@ public final class Server: TransportDelegate {
     @discardableResult
     func deliverStaged() -> Bool {
         guard committer.hasStaged else { return true }
-        let group = committer.commit()
-        if let why = group.refusedBecause {
-            peerLogs.write(.journal, .error, "Could not record \(group.changes == 1 ? "a change" : "\(group.changes) changes"); refused",
-                           ["error": why, "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
-        }
         let now = MonotonicClock.nanoseconds()
         transport.publishingGroup = true
-        for output in group.outputs {
-            switch output {
-            case .event(let event): transport.publish(event)
-            case let .reply(to, result, _): transport.queueReply(to: to.connection, id: to.id, result, readNs: to.readNs, now: now)
+        let done = committer.commit { delivery in
+            switch delivery {
+            case let .event(method, line): transport.publish(method, line: line)
+            case let .reply(to, line, failed): transport.queueReply(line, failed: failed, to: to.connection, readNs: to.readNs, now: now)
             }
         }
         transport.publishingGroup = false
-        run(group.effects)
-        return group.refusedBecause == nil
+        if let why = done.refusedBecause {
+            peerLogs.write(.journal, .error, "Could not record \(done.changes == 1 ? "a change" : "\(done.changes) changes"); refused",
+                           ["error": why, "file": store.journalPath], nowNs: MonotonicClock.nanoseconds())
+        }
+        run(done.effects)
+        return done.refusedBecause == nil
     }
 
     /// Runs a committed group's effects: sounds are queued, and the audio thread is woken

@@ -204,25 +204,41 @@ final class Transport {
         markDirty(c)
     }
 
+    /// Queues a reply already encoded (a committed group's).
+    func queueReply(_ line: UnsafeBufferPointer<UInt8>, failed: Bool, to c: Connection, readNs: UInt64, now: UInt64) {
+        if failed { stats.errors += 1 }
+        guard !c.closed else { return }
+        c.queueReply(line: line)
+        stats.handling.record(now &- readNs)
+        markDirty(c)
+    }
+
     /// Encodes an event once and queues it for every subscriber that wants it.
     func publish<E: EventLine>(_ event: E) {
         stats.events += 1
         guard !clients.subscribers.isEmpty else { return }
         scratch.removeAll()
         event.write(into: &scratch)
-        publish(event.method, line: scratch.bytes)
+        queue(event.method, line: scratch.bytes)
     }
 
     /// `publish` of the server's own events (`server.stopping`).
     func publish(_ event: Event) {
         stats.events += 1
         guard !clients.subscribers.isEmpty else { return }
-        Wire.notification(event.method, event.params).withUnsafeBufferPointer { publish(event.method, line: $0) }
+        Wire.notification(event.method, event.params).withUnsafeBufferPointer { queue(event.method, line: $0) }
+    }
+
+    /// Queues an event line already encoded (a committed group's).
+    func publish(_ method: String, line: UnsafeBufferPointer<UInt8>) {
+        stats.events += 1
+        guard !clients.subscribers.isEmpty else { return }
+        queue(method, line: line)
     }
 
     /// Queues an encoded event line for every subscriber that wants `method`; a subscriber
     /// too slow to keep up loses its queued events (never its replies) for one `state.resync`.
-    private func publish(_ method: String, line: UnsafeBufferPointer<UInt8>) {
+    private func queue(_ method: String, line: UnsafeBufferPointer<UInt8>) {
         for s in clients.subscribers where s.wants(method) {
             if s.owesResync { continue }
             if s.queued + line.count > config.maxQueuedBytes && fellBehind(s, adding: line.count) {
