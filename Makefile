@@ -81,8 +81,11 @@ test-swift:
 	$(SWIFT_BUILD) --build-tests
 	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" TABBARD_SOUNDS_DIR="$(CURDIR)/Sounds" $(SWIFT) test --skip-build
 
+## test-contract: the contract client (tests/contract), docs/PROTOCOL.md's "What a client must know" examples run
+## as written, tabbarctl's topics against the daemon's
 test-contract:
 	$(SWIFT_BUILD) --product tabbard
+	$(SWIFT_BUILD) --product tabbarctl
 	python3 tests/contract/test_contract.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
 
 ## test-harness: docs/HARNESS.md's shell example, a front end's test on virtual time (tabbarctl advance/wait)

@@ -197,6 +197,10 @@ public enum Methods {
                 guard let s = t.stringValue, !s.isEmpty, s.utf8.count <= 64 else {
                     throw .invalidParams("topics[\(k)]", "Each topic must be a non-empty string of at most 64 bytes, such as \"tab\" or \"badge.changed\".")
                 }
+                guard Topics.isKnown(s) else {
+                    throw .invalidParams("topics[\(k)]", "There is no topic \"\(s)\"; topics are event names (such as \"badge.changed\") or their first part: "
+                                         + Topics.prefixes.joined(separator: ", ") + ".")
+                }
                 topics.append(s)
             }
             return .subscribe(topics: topics)

@@ -54,7 +54,7 @@ extension Methods {
                 throw .invalidParams("phase", "Missing field \"phase\" (\"down\", \"up\" or \"cancel\").")
             }
             let x = try p.requiredDouble("x"), y = try p.requiredDouble("y")
-            return .touch(phase, x: x, y: y, touchID: try p.int("touch_id", range: 0...Int(1 << 53)))
+            return .touch(phase, x: x, y: y, touchID: try p.int("touch_id", range: 0...Params.safeIntegers.upperBound))
         },
         .state("tab.highlight", fields: ["tab", "phase"]) { p, limits throws(RPCError) in
             let tab = try p.requiredID("tab", maxLength: limits.maxIDLength)
@@ -84,7 +84,7 @@ extension Methods {
             return .animationBegin(kind: kind, tab: try p.id("tab", maxLength: limits.maxIDLength), durationMs: ms)
         },
         .state("animation.end", fields: ["animation", "reason"]) { p, _ throws(RPCError) in
-            guard let id = try p.int("animation", range: 1...Int(1 << 53)) else {
+            guard let id = try p.int("animation", range: 1...Params.safeIntegers.upperBound) else {
                 throw .invalidParams("animation", "Missing field \"animation\" (the id animation.begin returned).")
             }
             let reason = try p.choice("reason", AnimationEndReason.self, allowed: AnimationEndReason.allCases.map(\.rawValue)) ?? .finished

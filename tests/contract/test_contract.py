@@ -74,6 +74,7 @@ from tabbardclient import Client, ProtocolError  # noqa: E402  (one connection: 
 
 DAEMON = None
 SOUNDS = None
+TABBARCTL = None
 
 TIMEOUT = 10.0          # seconds to wait for any specific message
 START_TIMEOUT = 20.0    # seconds for the daemon's socket to accept
@@ -479,6 +480,19 @@ class TestErrors(DaemonTest):
         self.assertEqual(st["selected"], "home")
         self.assertIsNone(self.item_of(st, "chat")["badge"])
 
+    def test_touch_id_takes_the_safe_integers(self):
+        c = self.connect()
+        self.configure(c)
+        top = 9007199254740991   # 2^53 - 1
+        r = c.call("touch", {"phase": "down", "x": 1, "y": 1, "touch_id": top})
+        self.assertIs(r.get("ignored", False), False, r)
+        c.call("touch", {"phase": "cancel", "x": 1, "y": 1, "touch_id": top})
+        for bad in (top + 1, -1, 2 ** 63):
+            with self.subTest(touch_id=bad):
+                err = c.call_error("touch", {"phase": "down", "x": 1, "y": 1, "touch_id": bad})
+                self.assertError(err, INVALID_PARAMS, "invalid_params", "touch_id")
+                self.assertIn("between 0 and 9007199254740991", err["message"])
+
     def test_unknown_tab(self):
         c = self.connect()
         self.configure(c)
@@ -789,6 +803,57 @@ class TestSubscribe(DaemonTest):
                 self.assertEqual(e["params"].get("tab"), "chat", e)
                 self.assertEqual((e["params"].get("badge") or {}).get("value"), q["params"]["count"], e)
 
+    # The topics a subscriber may give: every event name and every event name's first part.
+    TOPICS = ["tab", "action", "badge", "bar", "animation", "feedback", "sound", "server", "state",
+              "tab.selected", "tab.reselected", "tab.highlighted", "action.triggered", "action.finished",
+              "badge.changed", "bar.configured", "bar.visibility", "animation.cue", "animation.began",
+              "animation.ended", "feedback.changed", "sound.played", "sound.failed", "server.stopping",
+              "state.resync"]
+    TYPOS = ["tabs", "tab.", "ta", "tab.selected.x", "Tab", "badge.change", ".selected"]
+
+    def test_unknown_topic_refused_naming_it_and_the_topics(self):
+        c = self.connect()
+        for typo in self.TYPOS:
+            with self.subTest(topic=typo):
+                err = c.call_error("subscribe", {"topics": ["tab", typo]})
+                self.assertError(err, INVALID_PARAMS, "invalid_params", "topics[1]")
+                self.assertIn('"%s"' % typo, err["message"])
+                for prefix in self.TOPICS[:9]:
+                    self.assertRegex(err["message"], r"\b%s\b" % prefix, err)
+        # The refused subscribe left the connection unsubscribed: a change sends it nothing.
+        b = self.connect()
+        r = self.configure(b)
+        c.call("ping")
+        self.assertFalse([e for e in c.events if e.get("method") == "bar.configured"], c.events)
+        for topic in self.TOPICS:
+            with self.subTest(topic=topic):
+                self.assertIn("seq", c.call("subscribe", {"topics": [topic]}))
+
+    def test_prefix_matches_at_a_dot(self):
+        a = self.connect()
+        b = self.connect()
+        self.configure(b)
+        a.call("subscribe", {"topics": ["tab"]})
+        r = b.call("badge.set", {"tab": "chat", "count": 2})
+        r = b.call("tab.select", {"tab": "chat"})
+        ev = a.wait_event(is_event("tab.selected", seq=r["seq"]), what="tab.selected")
+        self.assertEqual(ev["params"]["tab"], "chat")
+        self.assertFalse([e for e in a.events if e.get("method") == "badge.changed"], a.events)
+
+    def test_tabbarctl_monitor_takes_the_same_topics(self):
+        # tabbarctl refuses a topic before it connects; a topic it takes fails only at the
+        # connection (no daemon at this path). Every name the daemon takes, it takes, and
+        # every name the daemon refuses, it refuses.
+        missing = os.path.join(self.tmpdir, "no-daemon-here")
+        for topic in self.TOPICS + self.TYPOS:
+            with self.subTest(topic=topic):
+                p = subprocess.run([TABBARCTL, "--socket", missing, "monitor", "--topics", topic],
+                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+                self.assertNotEqual(p.returncode, 0, p)
+                refused_by_ctl = "there is no topic" in p.stderr
+                self.assertTrue(refused_by_ctl or "cannot connect" in p.stderr, p.stderr)
+                self.assertEqual(refused_by_ctl, topic in self.TYPOS, p.stderr)
+
     def test_unsubscribe_stops_events(self):
         a = self.connect()
         b = self.connect()
@@ -1039,6 +1104,43 @@ class TestPersistence(DaemonTest):
 
 
 # ---------------------------------------------------------------------------
+PROTOCOL_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "PROTOCOL.md")
+
+
+def doc_examples(section):
+    """The (shell, output) pairs of docs/PROTOCOL.md's `## section`: each ```sh block
+    and the plain ``` block right after it."""
+    with open(PROTOCOL_MD, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("\n## %s\n" % section)
+    end = text.find("\n## ", start + 1)
+    body = text[start:end if end >= 0 else len(text)]
+    pairs = re.findall(r"```sh\n(.*?)```\n```\n(.*?)```", body, re.S)
+    return pairs
+
+
+class TestProtocolDocExamples(DaemonTest):
+    """Every example of "What a client must know", run as written on a fresh daemon."""
+
+    def test_what_a_client_must_know(self):
+        pairs = doc_examples("What a client must know")
+        self.assertEqual(len(pairs), 5, "one example for each of the five points")
+        for k, (script, expected) in enumerate(pairs):
+            with self.subTest(example=k):
+                if k:   # each example on a daemon of its own, with no bar yet
+                    was_running, rc = self.daemon.stop()
+                    self.assertTrue(was_running and rc == 0, self.daemon.log_text())
+                    d = os.path.join(self.tmpdir, "example-%d" % k)
+                    os.mkdir(d)
+                    self.daemon = Daemon(d)
+                    self.daemon.start()
+                p = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True,
+                                   env=dict(os.environ, S=self.daemon.socket), timeout=TIMEOUT)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, expected, script)
+
+
+# ---------------------------------------------------------------------------
 class CountingResult(unittest.TextTestResult):
     """Counts tests, not failure records: a test with several failing
     subtests, or failing in both the body and tearDown, is one failed test."""
@@ -1066,16 +1168,19 @@ class CountingResult(unittest.TextTestResult):
 
 
 def main():
-    global DAEMON, SOUNDS
+    global DAEMON, SOUNDS, TABBARCTL
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--daemon", required=True, help="path to the tabbard binary")
     ap.add_argument("--sounds", required=True, help="the Sounds directory")
+    ap.add_argument("--tabbarctl", help="path to tabbarctl (default: beside the daemon)")
     args, rest = ap.parse_known_args()
     DAEMON = os.path.abspath(args.daemon)
     SOUNDS = os.path.abspath(args.sounds)
-    if not os.access(DAEMON, os.X_OK):
-        print("not an executable: %s" % DAEMON, file=sys.stderr)
-        return 1
+    TABBARCTL = os.path.abspath(args.tabbarctl or os.path.join(os.path.dirname(DAEMON), "tabbarctl"))
+    for exe in (DAEMON, TABBARCTL):
+        if not os.access(exe, os.X_OK):
+            print("not an executable: %s" % exe, file=sys.stderr)
+            return 1
     prog = unittest.main(module=__name__, argv=[sys.argv[0]] + rest, exit=False,
                          testRunner=unittest.TextTestRunner(resultclass=CountingResult, verbosity=2))
     res = prog.result
