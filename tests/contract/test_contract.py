@@ -75,6 +75,7 @@ from tabbardclient import Client, ProtocolError  # noqa: E402  (one connection: 
 DAEMON = None
 SOUNDS = None
 TABBARCTL = None
+SCHEMA = None   # with --openrpc FILE: tests/openrpc/schemacheck.SchemaCheck of that document
 
 TIMEOUT = 10.0          # seconds to wait for any specific message
 START_TIMEOUT = 20.0    # seconds for the daemon's socket to accept
@@ -112,6 +113,35 @@ def is_event(method, **params):
         p = msg.get("params", {})
         return all(p.get(k) == v for k, v in params.items())
     return pred
+
+
+class CheckedClient(Client):
+    """A Client that, with --openrpc, checks every line it reads against the OpenRPC document: a reply
+    against its method's result schema or listed errors, a notification against its event's params."""
+
+    def __init__(self, *a, **kw):
+        self.methods = {}   # id (as JSON text) -> method, of the requests sent on this connection
+        super().__init__(*a, **kw)
+
+    def send_raw(self, data):
+        text = data.decode(errors="replace") if isinstance(data, bytes) else data
+        for line in text.replace("\r", "\n").split("\n"):
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and "id" in msg and isinstance(msg.get("method"), str):
+                self.methods[json.dumps(msg["id"])] = msg["method"]
+        return super().send_raw(data)
+
+    def recv(self, timeout=None):
+        msg = super().recv(timeout)
+        if SCHEMA is not None and isinstance(msg, dict):
+            if "id" in msg:
+                SCHEMA.reply(self.methods.get(json.dumps(msg["id"])), msg)
+            else:
+                SCHEMA.notification(msg)
+        return msg
 
 
 class Daemon:
@@ -189,7 +219,7 @@ class DaemonTest(unittest.TestCase):
 
     # -- helpers ---------------------------------------------------------
     def connect(self, read_hello=True):
-        c = Client(self.daemon.socket, TIMEOUT, read_hello)
+        c = CheckedClient(self.daemon.socket, TIMEOUT, read_hello)
         self.clients.append(c)
         return c
 
@@ -1168,15 +1198,22 @@ class CountingResult(unittest.TextTestResult):
 
 
 def main():
-    global DAEMON, SOUNDS, TABBARCTL
+    global DAEMON, SOUNDS, TABBARCTL, SCHEMA
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--daemon", required=True, help="path to the tabbard binary")
     ap.add_argument("--sounds", required=True, help="the Sounds directory")
     ap.add_argument("--tabbarctl", help="path to tabbarctl (default: beside the daemon)")
+    ap.add_argument("--openrpc", help="check every reply and event against this OpenRPC document "
+                    "(docs/openrpc.json; needs jsonschema: make openrpc-deps)")
     args, rest = ap.parse_known_args()
     DAEMON = os.path.abspath(args.daemon)
     SOUNDS = os.path.abspath(args.sounds)
     TABBARCTL = os.path.abspath(args.tabbarctl or os.path.join(os.path.dirname(DAEMON), "tabbarctl"))
+    if args.openrpc:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "openrpc"))
+        import schemacheck
+        with open(args.openrpc, encoding="utf-8") as f:
+            SCHEMA = schemacheck.SchemaCheck(json.load(f))
     for exe in (DAEMON, TABBARCTL):
         if not os.access(exe, os.X_OK):
             print("not an executable: %s" % exe, file=sys.stderr)
@@ -1190,6 +1227,9 @@ def main():
     # and are counted as failed without being in testsRun.
     passed = max(0, res.testsRun - skipped - len(res.expectedFailures)
                  - len([i for i in res.failed_ids if not i.startswith(("setUpClass", "tearDownClass", "setUpModule"))]))
+    if SCHEMA is not None:
+        print("checked against the OpenRPC document: %(replies)d results, %(errors)d errors, %(events)d events"
+              % SCHEMA.counts, flush=True)
     line = "%d passed, %d failed" % (passed, failed)
     if skipped:
         line += ", %d skipped" % skipped

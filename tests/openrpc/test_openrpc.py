@@ -13,6 +13,7 @@ import json
 import os
 import py_compile
 import re
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -123,6 +124,42 @@ class TestDocument(unittest.TestCase):
                 schema = events[name]["params"]
                 self.assertEqual(listed, set(schema["properties"]), "params of %s" % name)
                 self.assertEqual(listed - optional, set(schema.get("required", [])), "required params of %s" % name)
+
+
+class TestProtocolMdExamples(unittest.TestCase):
+    """The examples of PROTOCOL.md's "The OpenRPC document", run as written."""
+
+    def section(self):
+        with open(PROTOCOL_MD, encoding="utf-8") as f:
+            md = f.read()
+        start = md.index("\n## The OpenRPC document\n")
+        end = md.find("\n## ", start + 1)
+        return md[start:end if end >= 0 else len(md)]
+
+    def test_rpc_discover_example(self):
+        (script, expected), = re.findall(r"```sh\n(.*?)```\n```\n(.*?)```", self.section(), re.S)
+        with tempfile.TemporaryDirectory(prefix="tabbard-openrpc-ex-") as tmp:
+            d = Daemon(DAEMON, SOUNDS, tmp)
+            try:
+                p = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True,
+                                   env=dict(os.environ, S=d.socket), timeout=20)
+            finally:
+                d.stop()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, expected)
+
+    def test_client_generator_example_prints_what_the_doc_shows(self):
+        section = self.section()
+        (script,) = re.findall(r"```python\n(.*?)```", section, re.S)
+        shown = re.findall(r"```\n(    .*?)```", section, re.S)
+        self.assertEqual(len(shown), 2)
+        with tempfile.TemporaryDirectory(prefix="tabbard-openrpc-gen-ex-") as tmp:
+            Path(tmp, "gen.py").write_text(script)
+            p = subprocess.run([sys.executable, "gen.py", os.path.abspath(DOC_FILE)], cwd=tmp, capture_output=True,
+                               text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for part in shown:
+            self.assertIn(part, p.stdout)
 
 
 def main():
