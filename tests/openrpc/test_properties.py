@@ -22,10 +22,13 @@ import tempfile
 import time
 import unittest
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+# (Hypothesis keeps its files here, not in the directory it is run from.)
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(HERE, "..", "..", ".build", "hypothesis"))
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis_jsonschema import from_schema
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "rig"))
 sys.path.insert(0, HERE)
 from tabbardclient import Client  # noqa: E402
