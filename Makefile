@@ -106,7 +106,7 @@ openrpc:
 
 ## test-openrpc: the OpenRPC document (tests/openrpc): docs/openrpc.json is what rpc.discover answers, its methods are
 ## hello.features, it loads into the openrpc package's model, openrpcclientgenerator makes a client of it, PROTOCOL.md's
-## method and event tables name what it names; then Hypothesis requests generated from each method's schema (seeded, ~15 s)
+## method and event tables name what it names; then Hypothesis requests generated from each method's schema (seeded, 40 per method, ~15 s)
 test-openrpc: openrpc-deps
 	$(SWIFT_BUILD) --product tabbard
 	$(OPENRPC_VENV)/bin/python tests/openrpc/test_openrpc.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"

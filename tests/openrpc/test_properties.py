@@ -9,7 +9,7 @@ unknown field, a required field left out, a value of another JSON type, out of i
 longer than its `x-maxBytes` — and the daemon refuses it with `invalid_params` naming that field.
 
 Seeded (derandomize=True, no example database): the same requests every run. EXAMPLES per method bounds the
-run (about 15 s on a debug build).
+run (about 15 s on a debug build, 30 s on a busy machine).
 
     .build/openrpc-venv/bin/python tests/openrpc/test_properties.py --daemon .build/debug/tabbard --sounds Sounds
 """
@@ -36,7 +36,7 @@ from daemon import Daemon  # noqa: E402
 import schemacheck  # noqa: E402
 
 DAEMON = SOUNDS = None
-EXAMPLES = 60
+EXAMPLES = 40
 
 BAR = {"items": [{"id": "home", "title": "Home"}, {"id": "post", "kind": "center", "title": "Post"},
                  {"id": "me", "title": "Me"}], "selected": "home"}
@@ -146,7 +146,9 @@ class TestGeneratedRequests(unittest.TestCase):
                 self.check.notification(ev)
             c.events.clear()
         if "error" in rep:
-            self.assertNotEqual(rep["error"]["data"]["kind"], "internal_error", rep)
+            # (Params are JSON the schema allows: never a refusal of the line itself, never a crash.)
+            self.assertNotIn(rep["error"]["data"]["kind"], ("internal_error", "parse_error", "invalid_request", "method_not_found"),
+                             (method, json.dumps(params)[:300], rep))
         return rep
 
     def strategy(self, m):
