@@ -94,7 +94,8 @@ OPENRPC_VENV = .build/openrpc-venv
 OPENRPC_PIP = jsonschema==4.26.0 hypothesis==6.112.0 hypothesis-jsonschema==0.23.1 openrpc==10.5.0 openrpcclientgenerator==0.51.7
 openrpc-deps: deps
 	$(call apt_install,python3-venv)
-	@$(OPENRPC_VENV)/bin/python -c 'import jsonschema, hypothesis, hypothesis_jsonschema, openrpc, openrpcclientgenerator' 2>/dev/null || { \
+	@HYPOTHESIS_STORAGE_DIRECTORY="$(CURDIR)/.build/hypothesis" \
+	  $(OPENRPC_VENV)/bin/python -c 'import jsonschema, hypothesis, hypothesis_jsonschema, openrpc, openrpcclientgenerator' 2>/dev/null || { \
 	  echo "Installing $(OPENRPC_PIP) into $(OPENRPC_VENV)"; \
 	  python3 -m venv $(OPENRPC_VENV) && $(OPENRPC_VENV)/bin/pip install -q $(OPENRPC_PIP); }
 
@@ -110,7 +111,7 @@ openrpc:
 test-openrpc: openrpc-deps
 	$(SWIFT_BUILD) --product tabbard
 	$(OPENRPC_VENV)/bin/python tests/openrpc/test_openrpc.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
-	$(OPENRPC_VENV)/bin/python tests/openrpc/test_properties.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
+	HYPOTHESIS_STORAGE_DIRECTORY="$(CURDIR)/.build/hypothesis" $(OPENRPC_VENV)/bin/python tests/openrpc/test_properties.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
 
 ## test-harness: docs/HARNESS.md's shell example, a front end's test on virtual time (tabbarctl advance/wait)
 test-harness:
