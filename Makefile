@@ -74,7 +74,7 @@ release: deps
 run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
-## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the real sound path through a private PipeWire, the package, a short fuzz run in-process and over the socket, the web page
+## test: every test — Swift unit and end-to-end tests, the contract client, the OpenRPC document and its generated requests, the harness example, the systemd units, the real sound path through a private PipeWire, the package, a short fuzz run in-process and over the socket, the web page
 test: deps test-swift test-contract test-openrpc test-units test-sandbox test-pipewire test-rtkit test-harness test-package fuzz-smoke fuzz-socket-smoke test-web test-python test-gtk
 
 test-swift:
