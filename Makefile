@@ -51,7 +51,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps test-rtkit rtkit-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web python-deps test-python gtk-deps test-gtk bench-python
+.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps test-rtkit rtkit-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web python-deps test-python gtk-deps test-gtk bench-python openrpc-deps openrpc test-openrpc
 
 all: build
 
@@ -74,16 +74,44 @@ release: deps
 run: release
 	.build/release/tabbard --audio auto --sounds Sounds $(ARGS)
 
-## test: every test — Swift unit and end-to-end tests, the contract client, the harness example, the systemd units, the real sound path through a private PipeWire, the package, a short fuzz run in-process and over the socket, the web page
-test: deps test-swift test-contract test-units test-sandbox test-pipewire test-rtkit test-harness test-package fuzz-smoke fuzz-socket-smoke test-web test-python test-gtk
+## test: every test — Swift unit and end-to-end tests, the contract client, the OpenRPC document and its generated requests, the harness example, the systemd units, the real sound path through a private PipeWire, the package, a short fuzz run in-process and over the socket, the web page
+test: deps test-swift test-contract test-openrpc test-units test-sandbox test-pipewire test-rtkit test-harness test-package fuzz-smoke fuzz-socket-smoke test-web test-python test-gtk
 
 test-swift:
 	$(SWIFT_BUILD) --build-tests
 	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" TABBARD_SOUNDS_DIR="$(CURDIR)/Sounds" $(SWIFT) test --skip-build
 
-test-contract:
+## test-contract: the contract client (tests/contract), docs/PROTOCOL.md's "What a client must know" examples run
+## as written, tabbarctl's topics against the daemon's
+test-contract: openrpc-deps
 	$(SWIFT_BUILD) --product tabbard
-	python3 tests/contract/test_contract.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
+	$(SWIFT_BUILD) --product tabbarctl
+	$(OPENRPC_VENV)/bin/python tests/contract/test_contract.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds" \
+	  --openrpc "$(CURDIR)/docs/openrpc.json"
+
+## openrpc-deps: jsonschema, Hypothesis, hypothesis-jsonschema, openrpc and openrpcclientgenerator (PyPI) in $(OPENRPC_VENV)
+OPENRPC_VENV = .build/openrpc-venv
+OPENRPC_PIP = jsonschema==4.26.0 hypothesis==6.112.0 hypothesis-jsonschema==0.23.1 openrpc==10.5.0 openrpcclientgenerator==0.51.7
+openrpc-deps: deps
+	$(call apt_install,python3-venv)
+	@HYPOTHESIS_STORAGE_DIRECTORY="$(CURDIR)/.build/hypothesis" \
+	  $(OPENRPC_VENV)/bin/python -c 'import jsonschema, hypothesis, hypothesis_jsonschema, openrpc, openrpcclientgenerator' 2>/dev/null || { \
+	  echo "Installing $(OPENRPC_PIP) into $(OPENRPC_VENV)"; \
+	  python3 -m venv $(OPENRPC_VENV) && $(OPENRPC_VENV)/bin/pip install -q $(OPENRPC_PIP); }
+
+## openrpc: docs/openrpc.json, written from what the daemon's rpc.discover answers (test-openrpc checks they are equal)
+openrpc:
+	$(SWIFT_BUILD) --product tabbard
+	python3 tests/openrpc/discover.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds" \
+	  --write docs/openrpc.json
+
+## test-openrpc: the OpenRPC document (tests/openrpc): docs/openrpc.json is what rpc.discover answers, its methods are
+## hello.features, it loads into the openrpc package's model, openrpcclientgenerator makes a client of it, PROTOCOL.md's
+## method and event tables name what it names; then Hypothesis requests generated from each method's schema (seeded, 40 per method, ~15 s)
+test-openrpc: openrpc-deps
+	$(SWIFT_BUILD) --product tabbard
+	$(OPENRPC_VENV)/bin/python tests/openrpc/test_openrpc.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
+	HYPOTHESIS_STORAGE_DIRECTORY="$(CURDIR)/.build/hypothesis" $(OPENRPC_VENV)/bin/python tests/openrpc/test_properties.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
 
 ## test-harness: docs/HARNESS.md's shell example, a front end's test on virtual time (tabbarctl advance/wait)
 test-harness:
@@ -154,6 +182,7 @@ install: release man
 	install -m 0644 docs/images/*.png $(DOCDIR)/images/
 	install -m 0644 Sounds/*.wav $(SHAREDIR)/sounds/
 	install -m 0644 docs/*.md README.md $(DOCDIR)/
+	install -m 0644 docs/openrpc.json $(SHAREDIR)/openrpc.json
 	install -m 0644 .build/man/tabbarctl.1 $(MANDIR)/man1/
 	if [ -f web/tabbard-web ]; then install -m 0644 .build/man/tabbard-web.1 $(MANDIR)/man1/; fi
 	install -m 0644 .build/man/tabbard.conf.5 $(MANDIR)/man5/

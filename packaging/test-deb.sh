@@ -68,6 +68,8 @@ if [ -d "$src/web" ]; then  # the web front end, when the tree has one
     [ -f "$src/web/tabbard-web" ] && [ ! -x /usr/bin/tabbard-web ] && missing="$missing /usr/bin/tabbard-web"
     [ -z "$missing" ] && ok "the web front end is installed (/usr/share/tabbard/web)" || fail "not installed from web/:$missing"
 fi
+cmp -s /usr/share/tabbard/openrpc.json "$src/docs/openrpc.json" && ok "the OpenRPC document is installed (/usr/share/tabbard/openrpc.json)" \
+  || fail "/usr/share/tabbard/openrpc.json is missing or not docs/openrpc.json"
 dpkg-query -W -f='${Conffiles}\n' tabbard | grep -q /etc/tabbard/config.json && ok "/etc/tabbard/config.json is a conffile" || fail "/etc/tabbard/config.json is not a conffile"
 
 # 4. use it without the toolchain

@@ -235,6 +235,7 @@ public enum ProtocolFuzz {
             case .soundReload: return .success(.json(.obj(["sounds": .int(0), "failures": .array([])])))
             case .soundPlay(let name): return .failure(.unknownSound(name))
             case .statsGet: return .success(.json(.obj(["seq": .int(seq)])))
+            case .discover: return .success(.json(.obj(["openrpc": .string("1.3.2")])))
             case .stateGet, .subscribe: return .success(.state(seq: seq, world.reducer.state, world.reducer.limits))
             case .clockAdvance, .clockGet, .captureStart, .captureStop:
                 return .failure(.invalidRequest("the fuzzer has no manual clock and no capture"))

@@ -197,3 +197,62 @@ extension MethodSpec {
         return try body(params, limits)
     }
 }
+
+/// One field of a method's params as its declaration gives it (`MethodSpec`): its name (the
+/// literal `Fields` matches keys by), whether it must be given, and the JSON Schema of its
+/// value — what `rpc.discover`'s document says of it (`OpenRPC`). The schema is never looser
+/// than the decoder: a value it allows, the decoder takes (lengths in bytes are stated as
+/// characters of at most four bytes each, `Schema.string`).
+public struct Field: Sendable {
+    public let name: StaticString
+    public let required: Bool
+    public let schema: JSON
+    public let summary: String
+
+    public init(_ name: StaticString, required: Bool = false, _ schema: JSON, _ summary: String) {
+        self.name = name
+        self.required = required
+        self.schema = schema
+        self.summary = summary
+    }
+
+    /// A whole number in `range` (the safe integers unless narrower).
+    public static func int(_ name: StaticString, _ range: ClosedRange<Int>, required: Bool = false, _ summary: String) -> Field {
+        Field(name, required: required, Schema.integer(range), summary)
+    }
+
+    /// A safe integer.
+    public static func int(_ name: StaticString, required: Bool = false, _ summary: String) -> Field {
+        int(name, Params.safeIntegers, required: required, summary)
+    }
+
+    /// A finite number.
+    public static func number(_ name: StaticString, required: Bool = false, _ summary: String) -> Field {
+        Field(name, required: required, Schema.number(), summary)
+    }
+
+    /// A finite number, in `range` if given.
+    public static func number(_ name: StaticString, _ range: ClosedRange<Double>, required: Bool = false, _ summary: String) -> Field {
+        Field(name, required: required, Schema.number(range), summary)
+    }
+
+    /// A string of at most `maxBytes` UTF-8 bytes (`minLength` characters at least).
+    public static func string(_ name: StaticString, minLength: Int = 0, maxBytes: Int, required: Bool = false, _ summary: String) -> Field {
+        Field(name, required: required, Schema.string(minLength: minLength, maxBytes: maxBytes), summary)
+    }
+
+    /// An item id: 1 to `Limits().maxIDLength` bytes, no control characters.
+    public static func id(_ name: StaticString, required: Bool = false, _ summary: String) -> Field {
+        Field(name, required: required, Schema.itemID, summary)
+    }
+
+    public static func bool(_ name: StaticString, required: Bool = false, _ summary: String) -> Field {
+        Field(name, required: required, Schema.boolean, summary)
+    }
+
+    /// One of an enum's wire names.
+    public static func choice<E: RawRepresentable & CaseIterable>(_ name: StaticString, _ type: E.Type, required: Bool = false,
+                                                                   _ summary: String) -> Field where E.RawValue == String {
+        Field(name, required: required, Schema.choice(E.self), summary)
+    }
+}

@@ -35,6 +35,8 @@ import CSystemd
 /// `AudioService`) and its housekeeping (fsync, compaction, watchdog, slow clients).
 public final class Server: TransportDelegate {
     public static let version = "0.1.0"
+    /// `rpc.discover`'s answer: the protocol as OpenRPC (made once).
+    static let openRPC = OpenRPC.document(version: version)
 
     var config: ServerConfig
     /// How the configuration was built, for a reload (SIGHUP); nil: reloads re-read only the sounds.
@@ -276,6 +278,8 @@ public final class Server: TransportDelegate {
             return .success(.empty)
         case .statsGet:
             return .success(.json(statsJSON()))
+        case .discover:
+            return .success(.json(Server.openRPC))
         case .clockAdvance(let ms):
             return advanceClock(by: ms).map(Reply.json)
         case .clockGet:

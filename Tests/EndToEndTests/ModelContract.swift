@@ -369,7 +369,7 @@ final class Model {
 
     func apply(_ op: ModelOp) {
         switch op {
-        case .ping, .statsGet, .unsubscribe:
+        case .ping, .statsGet, .discover, .unsubscribe:
             out.reply = .result(.obj([:]))
             if case .unsubscribe = op { subscribed = false }
         case .stateGet:

@@ -14,12 +14,12 @@ struct ModelGenerator {
     var queued: [ModelOp] = []
 
     static let kinds = ["select", "touch", "highlight", "trigger", "finish", "badge", "clear", "configure", "initial", "feedback",
-                        "hidden", "push", "pop", "scroll", "abegin", "aend", "advance", "clock", "state", "ping", "stats",
+                        "hidden", "push", "pop", "scroll", "abegin", "aend", "advance", "clock", "state", "ping", "stats", "discover",
                         "list", "reload", "play", "subscribe", "unsubscribe", "cstart", "cstop", "bad", "raw"]
     static let weights: [String: Int] = [
         "select": 14, "touch": 16, "highlight": 5, "trigger": 4, "finish": 3, "badge": 8, "clear": 2, "configure": 6, "initial": 1,
         "feedback": 3, "hidden": 5, "push": 3, "pop": 3, "scroll": 7, "abegin": 3, "aend": 3, "advance": 8, "clock": 1, "state": 3,
-        "ping": 1, "stats": 1, "list": 1, "reload": 1, "play": 2, "subscribe": 2, "unsubscribe": 1, "cstart": 1, "cstop": 1,
+        "ping": 1, "stats": 1, "discover": 1, "list": 1, "reload": 1, "play": 2, "subscribe": 2, "unsubscribe": 1, "cstart": 1, "cstop": 1,
         "bad": 3, "raw": 1,
     ]
     static let idPool = ["home", "feed", "chat", "me", "post", "rec", "map", "cart"]
@@ -123,6 +123,7 @@ struct ModelGenerator {
         case "state": return .stateGet
         case "ping": return .ping
         case "stats": return .statsGet
+        case "discover": return .discover
         case "list": return .soundList
         case "reload": return .soundReload
         case "play": return .soundPlay(rng.chance(0.15) ? "nope" : rng.pick(ModelGenerator.sounds))

@@ -151,7 +151,7 @@ enum ModelOp {
                                     scrollThreshold: 24, hideMs: 500, maxCount: 99, maxChars: 16, sendSoundsObject: true))
     }
 
-    case ping, stateGet, statsGet, soundList, soundReload, unsubscribe, clockGet, captureStop, navPop, configureInitial
+    case ping, stateGet, statsGet, discover, soundList, soundReload, unsubscribe, clockGet, captureStop, navPop, configureInitial
     case soundPlay(String)
     case subscribe([String]?)
     case clockAdvance(Int)
@@ -180,6 +180,7 @@ enum ModelOp {
         case .ping: return "ping"
         case .stateGet: return "state.get"
         case .statsGet: return "stats.get"
+        case .discover: return "rpc.discover"
         case .soundList: return "sound.list"
         case .soundReload: return "sound.reload"
         case .unsubscribe: return "unsubscribe"
@@ -214,7 +215,7 @@ enum ModelOp {
         func o(_ pairs: KeyValuePairs<String, JSON>) -> String { JSON.obj(pairs).text }
         func opt(_ m: [JSON.Member]) -> String { JSON.object(m).text }
         switch self {
-        case .ping, .stateGet, .statsGet, .soundList, .soundReload, .unsubscribe, .clockGet, .captureStop, .navPop: return nil
+        case .ping, .stateGet, .statsGet, .discover, .soundList, .soundReload, .unsubscribe, .clockGet, .captureStop, .navPop: return nil
         case .configureInitial: return #"{"initial":true}"#
         case .configure(let c): return c.json.text
         case .soundPlay(let n): return o(["name": .string(n)])

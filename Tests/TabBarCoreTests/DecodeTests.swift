@@ -72,6 +72,7 @@ import TabBarTesting
         #"{"id":22,"method":"capture.start","params":{"path":"/tmp/x.wav"}}"#,
         #"{"id":23,"method":"capture.stop"}"#,
         #"{"id":24,"method":"sound.reload"}"#,
+        #"{"id":25,"method":"rpc.discover"}"#,
         #"{"id":"\u0041\n","method":"t\u0061b.select","params":{"index":1}}"#,
         #" {"\u0069d" : 1 , "method" : "ping" , "x" : [ {"y":{}} ] , "\u0078x":1} "#,
         #"{"id":1,"method":"no.such","params":{"a":1},"extra":{"a":[1,2,{"b":null}]},"extra2":"s"}"#,

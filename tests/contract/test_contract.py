@@ -74,6 +74,8 @@ from tabbardclient import Client, ProtocolError  # noqa: E402  (one connection: 
 
 DAEMON = None
 SOUNDS = None
+TABBARCTL = None
+SCHEMA = None   # with --openrpc FILE: tests/openrpc/schemacheck.SchemaCheck of that document
 
 TIMEOUT = 10.0          # seconds to wait for any specific message
 START_TIMEOUT = 20.0    # seconds for the daemon's socket to accept
@@ -111,6 +113,35 @@ def is_event(method, **params):
         p = msg.get("params", {})
         return all(p.get(k) == v for k, v in params.items())
     return pred
+
+
+class CheckedClient(Client):
+    """A Client that, with --openrpc, checks every line it reads against the OpenRPC document: a reply
+    against its method's result schema or listed errors, a notification against its event's params."""
+
+    def __init__(self, *a, **kw):
+        self.methods = {}   # id (as JSON text) -> method, of the requests sent on this connection
+        super().__init__(*a, **kw)
+
+    def send_raw(self, data):
+        text = data.decode(errors="replace") if isinstance(data, bytes) else data
+        for line in text.replace("\r", "\n").split("\n"):
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and "id" in msg and isinstance(msg.get("method"), str):
+                self.methods[json.dumps(msg["id"])] = msg["method"]
+        return super().send_raw(data)
+
+    def recv(self, timeout=None):
+        msg = super().recv(timeout)
+        if SCHEMA is not None and isinstance(msg, dict):
+            if "id" in msg:
+                SCHEMA.reply(self.methods.get(json.dumps(msg["id"])), msg)
+            else:
+                SCHEMA.notification(msg)
+        return msg
 
 
 class Daemon:
@@ -188,7 +219,7 @@ class DaemonTest(unittest.TestCase):
 
     # -- helpers ---------------------------------------------------------
     def connect(self, read_hello=True):
-        c = Client(self.daemon.socket, TIMEOUT, read_hello)
+        c = CheckedClient(self.daemon.socket, TIMEOUT, read_hello)
         self.clients.append(c)
         return c
 
@@ -478,6 +509,19 @@ class TestErrors(DaemonTest):
         self.assertEqual(seq1, seq0, "a rejected request must not change state")
         self.assertEqual(st["selected"], "home")
         self.assertIsNone(self.item_of(st, "chat")["badge"])
+
+    def test_touch_id_takes_the_safe_integers(self):
+        c = self.connect()
+        self.configure(c)
+        top = 9007199254740991   # 2^53 - 1
+        r = c.call("touch", {"phase": "down", "x": 1, "y": 1, "touch_id": top})
+        self.assertIs(r.get("ignored", False), False, r)
+        c.call("touch", {"phase": "cancel", "x": 1, "y": 1, "touch_id": top})
+        for bad in (top + 1, -1, 2 ** 63):
+            with self.subTest(touch_id=bad):
+                err = c.call_error("touch", {"phase": "down", "x": 1, "y": 1, "touch_id": bad})
+                self.assertError(err, INVALID_PARAMS, "invalid_params", "touch_id")
+                self.assertIn("between 0 and 9007199254740991", err["message"])
 
     def test_unknown_tab(self):
         c = self.connect()
@@ -789,6 +833,57 @@ class TestSubscribe(DaemonTest):
                 self.assertEqual(e["params"].get("tab"), "chat", e)
                 self.assertEqual((e["params"].get("badge") or {}).get("value"), q["params"]["count"], e)
 
+    # The topics a subscriber may give: every event name and every event name's first part.
+    TOPICS = ["tab", "action", "badge", "bar", "animation", "feedback", "sound", "server", "state",
+              "tab.selected", "tab.reselected", "tab.highlighted", "action.triggered", "action.finished",
+              "badge.changed", "bar.configured", "bar.visibility", "animation.cue", "animation.began",
+              "animation.ended", "feedback.changed", "sound.played", "sound.failed", "server.stopping",
+              "state.resync"]
+    TYPOS = ["tabs", "tab.", "ta", "tab.selected.x", "Tab", "badge.change", ".selected"]
+
+    def test_unknown_topic_refused_naming_it_and_the_topics(self):
+        c = self.connect()
+        for typo in self.TYPOS:
+            with self.subTest(topic=typo):
+                err = c.call_error("subscribe", {"topics": ["tab", typo]})
+                self.assertError(err, INVALID_PARAMS, "invalid_params", "topics[1]")
+                self.assertIn('"%s"' % typo, err["message"])
+                for prefix in self.TOPICS[:9]:
+                    self.assertRegex(err["message"], r"\b%s\b" % prefix, err)
+        # The refused subscribe left the connection unsubscribed: a change sends it nothing.
+        b = self.connect()
+        r = self.configure(b)
+        c.call("ping")
+        self.assertFalse([e for e in c.events if e.get("method") == "bar.configured"], c.events)
+        for topic in self.TOPICS:
+            with self.subTest(topic=topic):
+                self.assertIn("seq", c.call("subscribe", {"topics": [topic]}))
+
+    def test_prefix_matches_at_a_dot(self):
+        a = self.connect()
+        b = self.connect()
+        self.configure(b)
+        a.call("subscribe", {"topics": ["tab"]})
+        r = b.call("badge.set", {"tab": "chat", "count": 2})
+        r = b.call("tab.select", {"tab": "chat"})
+        ev = a.wait_event(is_event("tab.selected", seq=r["seq"]), what="tab.selected")
+        self.assertEqual(ev["params"]["tab"], "chat")
+        self.assertFalse([e for e in a.events if e.get("method") == "badge.changed"], a.events)
+
+    def test_tabbarctl_monitor_takes_the_same_topics(self):
+        # tabbarctl refuses a topic before it connects; a topic it takes fails only at the
+        # connection (no daemon at this path). Every name the daemon takes, it takes, and
+        # every name the daemon refuses, it refuses.
+        missing = os.path.join(self.tmpdir, "no-daemon-here")
+        for topic in self.TOPICS + self.TYPOS:
+            with self.subTest(topic=topic):
+                p = subprocess.run([TABBARCTL, "--socket", missing, "monitor", "--topics", topic],
+                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+                self.assertNotEqual(p.returncode, 0, p)
+                refused_by_ctl = "there is no topic" in p.stderr
+                self.assertTrue(refused_by_ctl or "cannot connect" in p.stderr, p.stderr)
+                self.assertEqual(refused_by_ctl, topic in self.TYPOS, p.stderr)
+
     def test_unsubscribe_stops_events(self):
         a = self.connect()
         b = self.connect()
@@ -1039,6 +1134,43 @@ class TestPersistence(DaemonTest):
 
 
 # ---------------------------------------------------------------------------
+PROTOCOL_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "PROTOCOL.md")
+
+
+def doc_examples(section):
+    """The (shell, output) pairs of docs/PROTOCOL.md's `## section`: each ```sh block
+    and the plain ``` block right after it."""
+    with open(PROTOCOL_MD, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("\n## %s\n" % section)
+    end = text.find("\n## ", start + 1)
+    body = text[start:end if end >= 0 else len(text)]
+    pairs = re.findall(r"```sh\n(.*?)```\n```\n(.*?)```", body, re.S)
+    return pairs
+
+
+class TestProtocolDocExamples(DaemonTest):
+    """Every example of "What a client must know", run as written on a fresh daemon."""
+
+    def test_what_a_client_must_know(self):
+        pairs = doc_examples("What a client must know")
+        self.assertEqual(len(pairs), 5, "one example for each of the five points")
+        for k, (script, expected) in enumerate(pairs):
+            with self.subTest(example=k):
+                if k:   # each example on a daemon of its own, with no bar yet
+                    was_running, rc = self.daemon.stop()
+                    self.assertTrue(was_running and rc == 0, self.daemon.log_text())
+                    d = os.path.join(self.tmpdir, "example-%d" % k)
+                    os.mkdir(d)
+                    self.daemon = Daemon(d)
+                    self.daemon.start()
+                p = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True,
+                                   env=dict(os.environ, S=self.daemon.socket), timeout=TIMEOUT)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, expected, script)
+
+
+# ---------------------------------------------------------------------------
 class CountingResult(unittest.TextTestResult):
     """Counts tests, not failure records: a test with several failing
     subtests, or failing in both the body and tearDown, is one failed test."""
@@ -1066,16 +1198,26 @@ class CountingResult(unittest.TextTestResult):
 
 
 def main():
-    global DAEMON, SOUNDS
+    global DAEMON, SOUNDS, TABBARCTL, SCHEMA
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--daemon", required=True, help="path to the tabbard binary")
     ap.add_argument("--sounds", required=True, help="the Sounds directory")
+    ap.add_argument("--tabbarctl", help="path to tabbarctl (default: beside the daemon)")
+    ap.add_argument("--openrpc", help="check every reply and event against this OpenRPC document "
+                    "(docs/openrpc.json; needs jsonschema: make openrpc-deps)")
     args, rest = ap.parse_known_args()
     DAEMON = os.path.abspath(args.daemon)
     SOUNDS = os.path.abspath(args.sounds)
-    if not os.access(DAEMON, os.X_OK):
-        print("not an executable: %s" % DAEMON, file=sys.stderr)
-        return 1
+    TABBARCTL = os.path.abspath(args.tabbarctl or os.path.join(os.path.dirname(DAEMON), "tabbarctl"))
+    if args.openrpc:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "openrpc"))
+        import schemacheck
+        with open(args.openrpc, encoding="utf-8") as f:
+            SCHEMA = schemacheck.SchemaCheck(json.load(f))
+    for exe in (DAEMON, TABBARCTL):
+        if not os.access(exe, os.X_OK):
+            print("not an executable: %s" % exe, file=sys.stderr)
+            return 1
     prog = unittest.main(module=__name__, argv=[sys.argv[0]] + rest, exit=False,
                          testRunner=unittest.TextTestRunner(resultclass=CountingResult, verbosity=2))
     res = prog.result
@@ -1085,6 +1227,9 @@ def main():
     # and are counted as failed without being in testsRun.
     passed = max(0, res.testsRun - skipped - len(res.expectedFailures)
                  - len([i for i in res.failed_ids if not i.startswith(("setUpClass", "tearDownClass", "setUpModule"))]))
+    if SCHEMA is not None:
+        print("checked against the OpenRPC document: %(replies)d results, %(errors)d errors, %(events)d events"
+              % SCHEMA.counts, flush=True)
     line = "%d passed, %d failed" % (passed, failed)
     if skipped:
         line += ", %d skipped" % skipped
