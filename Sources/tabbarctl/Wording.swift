@@ -56,23 +56,3 @@ enum Wording {
         return m
     }
 }
-
-/// The event topics `monitor --topics` accepts: the daemon's event names and their first parts.
-enum Topics {
-    static let events = [
-        "tab.selected", "tab.reselected", "tab.highlighted", "action.triggered", "action.finished",
-        "badge.changed", "bar.configured", "bar.visibility", "animation.cue", "animation.began",
-        "animation.ended", "feedback.changed", "sound.played", "sound.failed", "server.stopping", "state.resync",
-    ]
-
-    static var prefixes: [String] {
-        var seen: [String] = []
-        for e in events {
-            let p = String(e.split(separator: ".")[0])
-            if !seen.contains(p) { seen.append(p) }
-        }
-        return seen
-    }
-
-    static func isKnown(_ topic: String) -> Bool { events.contains(topic) || prefixes.contains(topic) }
-}
