@@ -363,7 +363,8 @@ struct MethodNames: Sendable {
 
     /// Each method's fields (`MethodSpec.fields.entries`), by its index.
     let fields: [Fields.Entries]
-    private let indices: [String: Int]
+    /// Each method's name as bytes, by its index.
+    private let names: [[UInt8]]
 
     init(_ names: [String], fields: [Fields.Entries]) {
         // Plain printable ASCII, no quote or backslash: the envelope reader finds a name by
@@ -373,11 +374,15 @@ struct MethodNames: Sendable {
                          "method \(n) is plain printable ASCII")
         }
         self.fields = fields
-        indices = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        self.names = names.map { Array($0.utf8) }
     }
 
     /// The index of the name `raw` spells, or -1.
     func index(of raw: UnsafeBufferPointer<UInt8>) -> Int {
-        indices[String(decoding: raw, as: UTF8.self)] ?? -1
+        guard let p = raw.baseAddress else { return -1 }
+        for k in names.indices where names[k].count == raw.count {
+            if names[k].withUnsafeBufferPointer({ memcmpEqual($0.baseAddress!, p, raw.count) }) { return k }
+        }
+        return -1
     }
 }

@@ -26,7 +26,7 @@ public enum Reply: Equatable, Sendable {
 
     /// Appends the reply line to `id`: `{"jsonrpc":"2.0","id":…,"result":`, the value, `}`
     /// and the newline.
-    public consuming func writeLine(to id: RequestID, into o: inout ByteBuffer) {
+    public func writeLine(to id: RequestID, into o: inout ByteBuffer) {
         /// Reserves `room` for the value's unchecked pieces and the line's own (the head and
         /// its end), and writes the head.
         @inline(__always) func head(_ room: Int) {
@@ -35,7 +35,7 @@ public enum Reply: Equatable, Sendable {
             id.writeUnchecked(into: &o)
             o.unchecked(#","result":"#)
         }
-        switch consume self {
+        switch self {
         case .none: head(4); o.unchecked("null}\n")
         case .empty: head(2); o.unchecked("{}}\n")
         case .seq(let s): head(28); o.uncheckedSeqHead(s); o.unchecked("}}\n")
@@ -90,9 +90,8 @@ public enum BarEvent: Equatable, Sendable {
     /// The event's method name (its topic).
     public var method: String { name.description }
 
-    /// The method name as a literal (at most 16 bytes): the line writes it with a few loads
-    /// and stores, no `String` made and released.
-    var name: StaticString {
+    /// The method name as a literal.
+    public var name: StaticString {
         switch self {
         case .tabSelected: return "tab.selected"
         case .tabReselected: return "tab.reselected"
@@ -267,8 +266,8 @@ extension Visibility {
 
 extension Wire {
     /// Appends a reply line: the result's typed value, or the error.
-    public static func reply(id: RequestID, _ result: consuming Result<Reply, RPCError>, into o: inout ByteBuffer) {
-        switch consume result {
+    public static func reply(id: RequestID, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {
+        switch result {
         case .success(let value):
             value.writeLine(to: id, into: &o)
         case .failure(let error):
@@ -279,7 +278,7 @@ extension Wire {
     }
 
     /// Appends a result's reply line.
-    public static func reply(id: RequestID, _ value: consuming Reply, into o: inout ByteBuffer) {
+    public static func reply(id: RequestID, _ value: Reply, into o: inout ByteBuffer) {
         value.writeLine(to: id, into: &o)
     }
 

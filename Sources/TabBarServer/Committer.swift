@@ -20,8 +20,8 @@ final class Committer {
 
     /// A staged line to deliver, in the order it was made.
     enum Delivery {
-        /// An event's line for the subscribers of `method`.
-        case event(method: String, line: UnsafeBufferPointer<UInt8>)
+        /// An event's line for the subscribers of its method, `name`.
+        case event(name: StaticString, line: UnsafeBufferPointer<UInt8>)
         /// A reply's line; `failed`: it is an error.
         case reply(ReplyTo, line: UnsafeBufferPointer<UInt8>, failed: Bool)
     }
@@ -34,9 +34,16 @@ final class Committer {
         var refusedBecause: String?
     }
 
+    /// Whether anyone will read the events (set by the server: someone subscribed). While
+    /// nobody does, a change's events are only counted in `stats` once committed, not encoded;
+    /// nobody can subscribe in the middle of a group (`subscribe` commits what is staged first).
+    var eventsWanted = true
+    private var unheardStaged = 0
+    private let stats: ServerStats
+
     /// A staged line: where it is in `lines`, and what it is.
     private struct Staged {
-        enum Kind { case event(method: String), reply(ReplyTo, failed: Bool, fromState: Bool) }
+        enum Kind { case event(name: StaticString), reply(ReplyTo, failed: Bool, fromState: Bool) }
         let kind: Kind
         let range: Range<Int>
     }
@@ -53,9 +60,10 @@ final class Committer {
     /// Where in `staged` the group's first change is: the replies from there on rest on it.
     private var firstChangeAt = 0
 
-    init(reducer: Reducer, store: StateStore) {
+    init(reducer: Reducer, store: StateStore, stats: ServerStats) {
         self.reducer = reducer
         self.store = store
+        self.stats = stats
     }
 
     var state: BarState { reducer.state }
@@ -85,13 +93,14 @@ final class Committer {
                     Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
                 }
             }
-            for event in outcome.events {
+            if !eventsWanted { unheardStaged += outcome.events.count }
+            for event in outcome.events where eventsWanted {
                 let start = lines.count
                 event.write(into: &lines)
-                staged.append(Staged(kind: .event(method: event.method), range: start..<lines.count))
+                staged.append(Staged(kind: .event(name: event.name), range: start..<lines.count))
             }
         }
-        effects += outcome.effects
+        if !outcome.effects.isEmpty { effects += outcome.effects }
         let failed: Bool
         if case .failure = outcome.reply { failed = true } else { failed = false }
         if let reply { stage(outcome.reply, to: reply, fromState: true) }
@@ -123,6 +132,7 @@ final class Committer {
             effects.removeAll(keepingCapacity: true)
             changes = 0
             changeStaged = false
+            unheardStaged = 0
         }
         if changeStaged {
             do {
@@ -132,13 +142,16 @@ final class Committer {
                 result.refusedBecause = "\(error)"
             }
         }
-        if result.refusedBecause == nil { result.effects = effects }
+        if result.refusedBecause == nil {
+            result.effects = effects
+            stats.events += unheardStaged
+        }
         let failure = result.refusedBecause.map { RPCError.storageFailed($0, advice: store.advice) }
         for (k, item) in staged.enumerated() {
             let line = UnsafeBufferPointer(rebasing: lines.bytes[item.range])
             switch item.kind {
-            case .event(let method):
-                if failure == nil { deliver(.event(method: method, line: line)) }
+            case .event(let name):
+                if failure == nil { deliver(.event(name: name, line: line)) }
             case let .reply(to, failed, fromState):
                 if let failure, fromState && k >= firstChangeAt {
                     var error: [UInt8] = []

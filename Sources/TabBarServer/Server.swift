@@ -80,7 +80,7 @@ public final class Server: TransportDelegate {
             loop.closeListener(socketPath: config.socketPath)
             throw ServerError("cannot use the state file \(config.statePath): \(error)")
         }
-        committer = Committer(reducer: reducer, store: store)
+        committer = Committer(reducer: reducer, store: store, stats: stats)
         dispatcher = Dispatcher(maxLine: config.maxLine, initialBar: Server.configureParams(config.initialBar, limits: config.limits))
         audio = AudioService(config: config)
         do { try audio.startConfiguredCapture() } catch {
@@ -174,8 +174,9 @@ public final class Server: TransportDelegate {
             committer.stage(reply: .failure(error), to: .init(connection: c, id: id, readNs: readNs))
         case let .command(command, method, params, id):
             if id == nil { stats.notifications += 1 } else { stats.requests += 1 }
-            switch command {
+            switch consume command {
             case .state(let command):
+                committer.eventsWanted = transport.subscriberCount > 0
                 let answered = committer.submit(command, at: timers.clock.ms(readAt: readNs), method: method, params: params,
                                                 reply: id.map { .init(connection: c, id: $0, readNs: readNs) })
                 if id == nil && !answered { stats.errors += 1 }
@@ -202,7 +203,7 @@ public final class Server: TransportDelegate {
         transport.publishingGroup = true
         let done = committer.commit { delivery in
             switch delivery {
-            case let .event(method, line): transport.publish(method, line: line)
+            case let .event(name, line): transport.publish(name, line: line)
             case let .reply(to, line, failed): transport.queueReply(line, failed: failed, to: to.connection, readNs: to.readNs, now: now)
             }
         }
@@ -329,6 +330,7 @@ public final class Server: TransportDelegate {
     /// once so that its effects run at its own time.
     func fire(_ key: TimerKey) {
         timers.cancel(key)
+        committer.eventsWanted = transport.subscriberCount > 0
         committer.submit(.timerFired(key), at: timers.nowMs(), method: "timer.fired", params: nil, reply: nil)
         deliverStaged()
     }

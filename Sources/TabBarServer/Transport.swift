@@ -229,11 +229,11 @@ final class Transport {
         Wire.notification(event.method, event.params).withUnsafeBufferPointer { queue(event.method, line: $0) }
     }
 
-    /// Queues an event line already encoded (a committed group's).
-    func publish(_ method: String, line: UnsafeBufferPointer<UInt8>) {
+    /// Queues an event line already encoded (a committed group's) for the subscribers of `name`.
+    func publish(_ name: StaticString, line: UnsafeBufferPointer<UInt8>) {
         stats.events += 1
         guard !clients.subscribers.isEmpty else { return }
-        queue(method, line: line)
+        queue(name.description, line: line)
     }
 
     /// Queues an encoded event line for every subscriber that wants `method`; a subscriber
