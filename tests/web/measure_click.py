@@ -84,12 +84,12 @@ def tap(cdp, xy, hold_s=0.06):
 
 
 class Sink:
-    """A private headless PipeWire (tests/pipewire/rig.sh) and pwmonitor on its sink's monitor:
+    """A private headless PipeWire (rig/rig.sh) and pwmonitor on its sink's monitor:
     the onsets of sounds as they reach the sink, in CLOCK_MONOTONIC ns."""
 
     def __init__(self, root, pwmonitor):
         self.dir = tempfile.mkdtemp(prefix="tabbard-web-sink.")
-        self.rig = os.path.join(root, "tests", "pipewire", "rig.sh")
+        self.rig = os.path.join(root, "rig", "rig.sh")
         out = subprocess.run(["bash", self.rig, "start", self.dir], capture_output=True, text=True, timeout=90)
         if out.returncode != 0:
             raise SystemExit(f"rig.sh start failed: {out.stderr.strip()}")
@@ -144,7 +144,7 @@ def main():
     ap.add_argument("--taps", type=int, default=100, help="measured taps per page (after 10 to warm up)")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--sink", metavar="PWMONITOR",
-                    help="also time the clicks at a private PipeWire sink's monitor (tests/pipewire/rig.sh; "
+                    help="also time the clicks at a private PipeWire sink's monitor (rig/rig.sh; "
                          "the daemon plays through ALSA, Chromium through pipewire-pulse): the pwmonitor to use")
     ap.add_argument("--variants", default="main,worker,shared&settle=12",
                     help="tabbard pages measured side by side, each ?socket=VARIANT: main (the WebSocket on the "
