@@ -36,7 +36,9 @@ public final class HeadlessDaemon {
     ///     to the running test bundle, else `tabbard` on `PATH`.
     ///   - sounds: a sounds directory (`--sounds`); default `$TABBARD_SOUNDS_DIR`, else the daemon's own default.
     ///   - configuration: a bar to configure before the test starts (`bar.configure` params), if any.
-    ///   - arguments: more daemon flags (`--config FILE`, `--log-level debug`…).
+    ///   - arguments: more daemon flags (`--config FILE`, `--log-level debug`…). Without a
+    ///     `--config FILE` among them the daemon reads no configuration file (`--no-config`):
+    ///     the developer's `~/.config/tabbard/` and `/etc/tabbard/` never change the bar under a test.
     public init(binary: String? = nil, sounds: String? = nil, configuration: JSON? = nil,
                 arguments: [String] = [], timeoutMs: Int = 10_000) throws {
         self.timeoutMs = timeoutMs
@@ -49,6 +51,7 @@ public final class HeadlessDaemon {
         var args = ["tabbard", "--socket", socketPath, "--state", statePath, "--audio", "null", "--clock", "manual",
                     "--capture", directory + "/capture-0.wav"]
         if let dir = sounds ?? HeadlessDaemon.env("TABBARD_SOUNDS_DIR") { args += ["--sounds", dir] }
+        if !arguments.contains("--config") && !arguments.contains("--no-config") { args.append("--no-config") }
         args += arguments
         do {
             pid = try HeadlessDaemon.spawn(exe, args, log: directory + "/tabbard.log")

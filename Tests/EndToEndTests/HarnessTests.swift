@@ -8,6 +8,15 @@ import TabBarTesting
 /// Issue 15's "done when": virtual time, the capture, determinism — from an outside
 /// client's raw lines and through `TabBarTesting`.
 @Suite(.serialized) struct HarnessTests {
+    /// The harness never reads the developer's own configuration (`~/.config/tabbard/`,
+    /// `/etc/tabbard/` for root in CI): the daemon it starts says it looked for none.
+    @Test func theHarnessReadsNoConfigurationFile() throws {
+        let d = try HeadlessDaemon(binary: Paths.tabbard, sounds: Paths.sounds)
+        defer { #expect(d.stop() == 0) }
+        _ = try d.state()
+        #expect(d.log.contains(#"looked_for="none (--no-config)""#), "\(d.log)")
+    }
+
     /// Raw lines only: a hide-on-push bar stepped through its phases by clock.advance alone.
     @Test func outsideClientStepsAHideOnPushBarByClockAdvance() throws {
         let d = try privateDaemon()
