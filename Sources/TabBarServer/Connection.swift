@@ -37,6 +37,8 @@ final class Connection {
     /// When queued output last moved (or was first queued).
     var lastProgressNs: UInt64 = 0
     var closed = false
+    /// In the transport's list of connections to flush this turn (`Transport.markDirty`).
+    var markedDirty = false
     /// Where the replies are in `out` (the rest are events): what pruning a slow
     /// subscriber keeps.
     private var replies: [Range<Int>] = []

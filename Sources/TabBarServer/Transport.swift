@@ -128,8 +128,11 @@ final class Transport {
 
     // MARK: Reading
 
+    /// Marks `c` for this turn's flush (once, however many lines were queued for it).
     func markDirty(_ c: Connection) {
-        if !c.closed { clients.dirty.append(c) }
+        guard !c.closed, !c.markedDirty else { return }
+        c.markedDirty = true
+        clients.dirty.append(c)
     }
 
     /// Reads what `c` sent (up to 8 reads a turn, so one client cannot hold the loop) and
@@ -290,6 +293,7 @@ final class Transport {
         guard !clients.dirty.isEmpty else { return }
         let list = clients.dirty
         clients.dirty = []
+        for c in list { c.markedDirty = false }
         for c in list where !c.closed {
             if c.owesResync {
                 c.owesResync = false

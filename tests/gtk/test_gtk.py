@@ -29,33 +29,16 @@ import threading
 import tabbard  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "web"))
+from rig import Lines as weblines, deadline_loop  # noqa: E402  (the browser tests' rig)
 WAIT = 20.0  # seconds: generous, the machine may be loaded
 WAIT_MS = int(WAIT * 1000)
 ACCENT = (0x0A, 0x84, 0xFF)
 BADGE_RED = (0xFF, 0x3B, 0x30)
 
 
-def deadline_loop(seconds, what):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        yield
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
-
-
-class Lines:
-    """A process's stdout lines, read by a thread (taken by Gtk.wait with deadlines)."""
-
-    def __init__(self, proc):
-        self.proc = proc
-        self.q = queue.Queue()
-        self.seen = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.q.put(line.rstrip("\n"))
-        self.q.put(None)
+class Lines(weblines):
+    """A process's stdout lines (tests/web/rig.py's), taken one after the other by `first`."""
 
     def first(self, predicate, what):
         end = time.monotonic() + WAIT
