@@ -169,17 +169,6 @@ extension ByteBuffer {
         count &+= n
     }
 
-    /// The first `n` bytes of `words` (32 bytes of room reserved): all four stored whole.
-    @inline(__always) mutating func uncheckedWords(_ words: (UInt64, UInt64, UInt64, UInt64), count n: Int) {
-        assert(n <= 32 && capacity &- count >= 32)
-        let q = UnsafeMutableRawPointer(base + count)
-        q.storeBytes(of: words.0, as: UInt64.self)
-        q.storeBytes(of: words.1, toByteOffset: 8, as: UInt64.self)
-        q.storeBytes(of: words.2, toByteOffset: 16, as: UInt64.self)
-        q.storeBytes(of: words.3, toByteOffset: 24, as: UInt64.self)
-        count &+= n
-    }
-
     @inline(__always) mutating func seqHead(_ seq: UInt64) {
         put(#"{"seq":"#)
         uint(seq)
@@ -345,8 +334,11 @@ extension ByteBuffer {
     }
 
     /// A request's id (its JSON text).
-    @inline(__always) mutating func id(_ id: RequestID) {
-        id.withText { append($0) }
+    mutating func id(_ id: RequestID) {
+        switch id.storage {
+        case .integer(let n): int(Int(n))
+        case .text(let t): utf8(t)
+        }
     }
 
     @inline(__always) mutating func optional(_ s: String?) {

@@ -1,9 +1,7 @@
 /// A decoded JSON-RPC request. `id == nil` means a notification (no reply).
 public struct Request: Sendable {
     /// The id its reply echoes (`RequestID`: the id's JSON text); nil: a notification.
-    public var id: RequestID? { @inline(__always) get { storedID.isAbsent ? nil : storedID } }
-    /// The id, or `RequestID.absent` for a notification.
-    let storedID: RequestID
+    public let id: RequestID?
     /// The params object as the line holds it (nil: none, or `null`).
     public var params: JSONValue?
     /// Where the method is in `Methods.all` (-1: the envelope did not find it there; its
@@ -30,18 +28,18 @@ public struct Request: Sendable {
 
     /// The same request, keeping `doc` (the document its params are in) alive.
     public func owned(by doc: JSONDocument) -> Request {
-        Request(storedID: storedID, params: params, storedIndex: storedIndex, extra: Extra(name: method, owner: doc))
+        Request(id: id, params: params, storedIndex: storedIndex, extra: Extra(name: method, owner: doc))
     }
 
-    private init(storedID: RequestID, params: JSONValue?, storedIndex: Int, extra: Extra?) {
-        self.storedID = storedID
+    private init(id: RequestID?, params: JSONValue?, storedIndex: Int, extra: Extra?) {
+        self.id = id
         self.params = params
         self.storedIndex = storedIndex
         self.extra = extra
     }
 
     public init(id: RequestID?, method: String, params: JSONValue?, owner: JSONDocument? = nil) {
-        storedID = id ?? .absent
+        self.id = id
         storedIndex = -1
         self.params = params
         extra = Extra(name: method, owner: owner)
@@ -51,7 +49,7 @@ public struct Request: Sendable {
     /// by its index, any other by its name.
     @inline(__always)
     init(id: RequestID?, known: Int?, name: @autoclosure () -> String, params: JSONValue?) {
-        storedID = id ?? .absent
+        self.id = id
         self.params = params
         if let known {
             storedIndex = known
@@ -64,7 +62,7 @@ public struct Request: Sendable {
 
     /// A request from a `JSON` params value (tests and tools).
     public init(id: RequestID?, method: String, params: JSON? = nil) {
-        storedID = id ?? .absent
+        self.id = id
         storedIndex = -1
         var owner: JSONDocument?
         if let params, params != .null {

@@ -15,8 +15,23 @@ public struct Outcome: Equatable, Sendable {
         self.journal = journal
     }
 
-    /// Starts the outcome afresh with `reply` and nothing else.
-    mutating func reset(_ reply: Result<Reply, RPCError> = .success(.none)) { self = Outcome(reply: reply) }
+    /// Starts the outcome afresh with `reply` and nothing else (the arrays keep their storage).
+    mutating func reset(_ reply: Result<Reply, RPCError>) {
+        clear()
+        self.reply = reply
+    }
+
+    /// Starts the outcome afresh with no reply and nothing else (the arrays keep their storage).
+    mutating func reset() {
+        clear()
+        reply = .success(.none)
+    }
+
+    private mutating func clear() {
+        if !events.isEmpty { events.removeAll(keepingCapacity: true) }
+        if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
+        journal = nil
+    }
 
     /// Sets the step's reply.
     mutating func answer(_ r: Result<Reply, RPCError>) { reply = r }

@@ -30,9 +30,9 @@ public enum Reply: Equatable, Sendable {
         /// Reserves `room` for the value's unchecked pieces and the line's own (the head and
         /// its end), and writes the head.
         @inline(__always) func head(_ room: Int) {
-            o.reserve(room &+ 34 &+ id.room)
-            o.unchecked(#"{"jsonrpc":"2.0","id":"#)
-            id.writeUnchecked(into: &o)
+            o.put(#"{"jsonrpc":"2.0","id":"#)
+            o.id(id)
+            o.reserve(room &+ 10)
             o.unchecked(#","result":"#)
         }
         switch self {

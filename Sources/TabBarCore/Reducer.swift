@@ -106,6 +106,14 @@ public struct Reducer: Sendable {
     /// Applies a state command at time `now` (ms, monotonic; only differences matter).
     public mutating func reduce(_ command: StateCommand, at now: Int64 = 0) -> Outcome {
         var out = Outcome(reply: .success(.none))
+        reduce(command, at: now, into: &out)
+        return out
+    }
+
+    /// `reduce`, into `out` (whatever it held is replaced): the server keeps one outcome and
+    /// reuses its arrays' storage from one command to the next.
+    public mutating func reduce(_ command: StateCommand, at now: Int64, into out: inout Outcome) {
+        out.reset()
         self.now = now
         switch command {
         case let .configure(items, badgeGiven, selected, layout, settings):
@@ -154,7 +162,6 @@ public struct Reducer: Sendable {
                 out.answer(.success(.feedback(seq: seq, f)))
             }
         }
-        return out
     }
 
     // MARK: Sounds

@@ -43,9 +43,21 @@ final class Committer {
 
     /// A staged line: where it is in `lines`, and what it is.
     private struct Staged {
-        enum Kind { case event(name: StaticString), reply(ReplyTo, failed: Bool, fromState: Bool) }
+        enum Kind {
+            /// An event's line, for the subscribers of its method.
+            case event(StaticString)
+            case reply(StagedReply)
+        }
         let kind: Kind
         let range: Range<Int>
+    }
+
+    /// A staged reply: where it goes, whether it is an error, and whether it rests on the
+    /// state (a command's answer, not a refusal of its line).
+    private struct StagedReply {
+        let to: ReplyTo
+        let failed: Bool
+        let fromState: Bool
     }
 
     private(set) var reducer: Reducer
@@ -57,6 +69,8 @@ final class Committer {
     private var staged: [Staged] = []
     private var lines = ByteBuffer(capacity: 1 << 14)
     private var effects: [Effect] = []
+    /// The outcome of the command being submitted (one, reused: its arrays keep their storage).
+    private var outcome = TabBarCore.Outcome(reply: .success(.none))
     /// Where in `staged` the group's first change is: the replies from there on rest on it.
     private var firstChangeAt = 0
 
@@ -78,33 +92,40 @@ final class Committer {
         // The state before the group's first change is kept to undo the group.
         if !changeStaged { stateBefore = reducer.state }
         let seqBefore = reducer.state.seq
-        let outcome = reducer.reduce(command, at: nowMs)
+        reducer.reduce(command, at: nowMs, into: &outcome)
         if reducer.state.seq != seqBefore {
-            if !changeStaged {
-                changeStaged = true
-                firstChangeAt = staged.count
-            }
-            changes += 1
-            let seq = reducer.state.seq
-            store.stage(seq: seq) { line in
-                if let entry = outcome.journal {
-                    Persistence.journalLine(seq: seq, entry, into: &line)
-                } else {
-                    Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
-                }
-            }
-            if !eventsWanted { unheardStaged += outcome.events.count }
-            for event in outcome.events where eventsWanted {
-                let start = lines.count
-                event.write(into: &lines)
-                staged.append(Staged(kind: .event(name: event.name), range: start..<lines.count))
-            }
+            stageChange(journal: outcome.journal, events: outcome.events, method: method, params: params)
         }
         if !outcome.effects.isEmpty { effects += outcome.effects }
-        let failed: Bool
-        if case .failure = outcome.reply { failed = true } else { failed = false }
         if let reply { stage(outcome.reply, to: reply, fromState: true) }
-        return !failed
+        if case .failure = outcome.reply { return false }
+        return true
+    }
+
+    /// Stages a change: its journal line, and its events' lines while anyone listens.
+    private func stageChange(journal: JournalEntry?, events: [BarEvent], method: String, params: JSONValue?) {
+        if !changeStaged {
+            changeStaged = true
+            firstChangeAt = staged.count
+        }
+        changes += 1
+        let seq = reducer.state.seq
+        store.stage(seq: seq) { line in
+            if let journal {
+                Persistence.journalLine(seq: seq, journal, into: &line)
+            } else {
+                Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
+            }
+        }
+        guard eventsWanted else {
+            unheardStaged += events.count
+            return
+        }
+        for event in events {
+            let start = lines.count
+            event.write(into: &lines)
+            staged.append(Staged(kind: .event(event.name), range: start..<lines.count))
+        }
     }
 
     /// Stages a reply that rests on nothing staged (a refusal of the line itself), so that it
@@ -116,9 +137,9 @@ final class Committer {
     private func stage(_ result: Result<Reply, RPCError>, to: ReplyTo, fromState: Bool) {
         let start = lines.count
         Wire.reply(id: to.id, result, into: &lines)
-        let failed: Bool
-        if case .failure = result { failed = true } else { failed = false }
-        staged.append(Staged(kind: .reply(to, failed: failed, fromState: fromState), range: start..<lines.count))
+        var failed = false
+        if case .failure = result { failed = true }
+        staged.append(Staged(kind: .reply(StagedReply(to: to, failed: failed, fromState: fromState)), range: start..<lines.count))
     }
 
     /// Writes the staged changes with one journal write and hands every staged line to
@@ -152,13 +173,13 @@ final class Committer {
             switch item.kind {
             case .event(let name):
                 if failure == nil { deliver(.event(name: name, line: line)) }
-            case let .reply(to, failed, fromState):
-                if let failure, fromState && k >= firstChangeAt {
+            case .reply(let reply):
+                if let failure, reply.fromState && k >= firstChangeAt {
                     var error: [UInt8] = []
-                    Wire.error(id: to.id, failure, into: &error)
-                    error.withUnsafeBufferPointer { deliver(.reply(to, line: $0, failed: true)) }
+                    Wire.error(id: reply.to.id, failure, into: &error)
+                    error.withUnsafeBufferPointer { deliver(.reply(reply.to, line: $0, failed: true)) }
                 } else {
-                    deliver(.reply(to, line: line, failed: failed))
+                    deliver(.reply(reply.to, line: line, failed: reply.failed))
                 }
             }
         }

@@ -93,9 +93,8 @@ import TabBarTesting
         }
     }
 
-    /// An id is copied from the line a word at a time (`RequestID(inDocument:)`): ids of
-    /// every length up to past the inline room, at the end of the line or before other
-    /// members, are the bytes the line spells, as `RequestID(text:)` holds them.
+    /// An id is echoed as the line spells it: ids of many lengths, at the end of the line or
+    /// before other members, are the bytes the line holds, as `RequestID(text:)` holds them.
     @Test func idsAreCopiedExactly() throws {
         var rng = SplitMix64(seed: Self.seed ^ 3)
         for _ in 0..<3_000 {
