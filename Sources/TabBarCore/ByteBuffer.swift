@@ -143,41 +143,17 @@ public struct ByteBuffer: ~Copyable {
 
 /// The pieces every encoder writes with.
 extension ByteBuffer {
-    @inline(__always) public mutating func put(_ s: StaticString) {
-        reserve(s.utf8CodeUnitCount)
-        unchecked(s)
-    }
-
-    // Unchecked pieces: written after one `reserve` for a whole reply, event or journal line
-    // (room for every literal piece and number of it, and each text's `room`), with no
-    // capacity check of their own. Debug builds assert the room.
-
-    /// `s`'s bytes (a literal: its length is known where it is written, a copy of constant size).
-    @inline(__always) mutating func unchecked(_ s: StaticString) {
+    /// `s`'s bytes (a literal).
+    public mutating func put(_ s: StaticString) {
         let n = s.utf8CodeUnitCount
-        assert(capacity &- count >= n)
+        reserve(n)
         UnsafeMutableRawPointer(base + count).copyMemory(from: s.utf8Start, byteCount: n)
-        count &+= n
-    }
-
-    /// `unchecked` of a literal of at most 16 bytes whose length is not known where it is
-    /// written (one of several names): `copyShort`'s few loads and stores, not a `memcpy` call.
-    @inline(__always) mutating func uncheckedShort(_ s: StaticString) {
-        let n = s.utf8CodeUnitCount
-        assert(n <= 16 && capacity &- count >= n)
-        if n > 0 { ByteBuffer.copyShort(s.utf8Start, n, to: base + count) }
-        count &+= n
+        count += n
     }
 
     @inline(__always) mutating func seqHead(_ seq: UInt64) {
         put(#"{"seq":"#)
         uint(seq)
-    }
-
-    /// `seqHead` in room already reserved (27 bytes).
-    @inline(__always) mutating func uncheckedSeqHead(_ seq: UInt64) {
-        unchecked(#"{"seq":"#)
-        uncheckedUInt(seq)
     }
 
     /// The decimal digits of `v`.

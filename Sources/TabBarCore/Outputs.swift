@@ -27,41 +27,38 @@ public enum Reply: Equatable, Sendable {
     /// Appends the reply line to `id`: `{"jsonrpc":"2.0","id":…,"result":`, the value, `}`
     /// and the newline.
     public func writeLine(to id: RequestID, into o: inout ByteBuffer) {
-        /// Reserves `room` for the value's unchecked pieces and the line's own (the head and
-        /// its end), and writes the head.
-        @inline(__always) func head(_ room: Int) {
+        func head() {
             o.put(#"{"jsonrpc":"2.0","id":"#)
             o.id(id)
-            o.reserve(room &+ 10)
-            o.unchecked(#","result":"#)
+            o.put(#","result":"#)
         }
         switch self {
-        case .none: head(4); o.unchecked("null}\n")
-        case .empty: head(2); o.unchecked("{}}\n")
-        case .seq(let s): head(28); o.uncheckedSeqHead(s); o.unchecked("}}\n")
+        case .none: head(); o.put("null}\n")
+        case .empty: head(); o.put("{}}\n")
+        case .seq(let s): head(); o.seqHead(s); o.put("}}\n")
         case let .selected(s, tab, previous, reselected):
-            head(0); o.seqHead(s); o.put(#","selected":"#); o.string(tab)
+            head(); o.seqHead(s); o.put(#","selected":"#); o.string(tab)
             o.put(#","previous":"#); o.optional(previous)
             o.put(#","reselected":"#); o.bool(reselected); o.put("}}\n")
         case let .state(s, state, limits):
-            head(0); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}}\n")
+            head(); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}}\n")
         case let .feedback(s, f):
-            head(0); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}}\n")
+            head(); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}}\n")
         case let .visibility(s, v):
-            head(0); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}}\n")
+            head(); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}}\n")
         case let .touch(s, target, consumed, commit, ignored):
-            head(0); o.seqHead(s); o.put(#","target":"#); o.optional(target)
+            head(); o.seqHead(s); o.put(#","target":"#); o.optional(target)
             o.put(#","consumed":"#); o.bool(consumed)
             o.put(#","commit":"#); o.optional(commit?.rawValue)
             if ignored { o.put(#","ignored":true"#) }
             o.put("}}\n")
         case let .badge(s, item, limits, ignored):
-            head(0); o.seqHead(s); item.writeBadge(limits, into: &o)
+            head(); o.seqHead(s); item.writeBadge(limits, into: &o)
             if ignored { o.put(#","ignored":true"#) }
             o.put("}}\n")
         case let .animation(s, id):
-            head(0); o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}}\n")
-        case .json(let j): head(0); o.json(j); o.put("}\n")
+            head(); o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}}\n")
+        case .json(let j): head(); o.json(j); o.put("}\n")
         }
     }
 
@@ -110,10 +107,9 @@ public enum BarEvent: Equatable, Sendable {
 
     /// Appends the whole notification line, newline included.
     public func write(into o: inout ByteBuffer) {
-        o.reserve(64)
-        o.unchecked(#"{"jsonrpc":"2.0","method":""#)
-        o.uncheckedShort(name)
-        o.unchecked(#"","params":"#)
+        o.put(#"{"jsonrpc":"2.0","method":""#)
+        o.put(name)
+        o.put(#"","params":"#)
         writeParams(into: &o)
         o.put("}\n")
     }

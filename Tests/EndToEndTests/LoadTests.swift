@@ -220,7 +220,7 @@ private final class ClientBox: @unchecked Sendable {
         try waitUntil("the 64 clients", timeout: phase + 10) { threads.allSatisfy(\.isFinished) }
         let clientProblems = outcomes.lock.withLock { $0 }
         let problems = clientProblems.enumerated().compactMap { k, p in p.map { "client \(k): \($0)" } }
-        #expect(problems.isEmpty, "seed \(seed): \(problems.count) clients without every reply, in order: \(problems.prefix(5))")
+        #expect(problems.isEmpty, "seed \(seed): \(problems.count) clients without every reply, in order: \(problems.prefix(5)); the daemon's stderr: \(d.stderrSoFar().suffix(4000))")
         let probe = try RawClient(path: d.socket)
         let final = try #require(try probe.call("state.get")["result"])
         let finalSeq = try #require(final["seq"]?.intValue)

@@ -1,9 +1,8 @@
 import Testing
 @testable import TabBarCore
 
-/// A reply's id is written as the id's four inline words stored whole (whatever its
-/// length) or, past 32 bytes, as its array: every length across that edge, after text
-/// already queued, in a buffer too small for the line (it grows at the reservation).
+/// A reply is written whole whatever room its buffer has left: ids of every length, after
+/// text already queued, in buffers that must grow at any byte of the line.
 @Suite struct WritesReplyTests {
     @Test func idsOfEveryLengthAcrossTheInlineEdge() {
         for n in 0...40 {
@@ -39,6 +38,14 @@ import Testing
                 Wire.reply(id: id, .success(reply), into: &line)
                 let want = #"{"jsonrpc":"2.0","id":\#(id),"result":\#(text)}"# + "\n"
                 #expect(String(decoding: line, as: UTF8.self) == want)
+                // The same line where the buffer runs out of room at each of its bytes.
+                for before in 0..<(want.utf8.count + 2) {
+                    var o = ByteBuffer(capacity: want.utf8.count + 1)
+                    for _ in 0..<before { o.append(UInt8(ascii: ".")) }
+                    Wire.reply(id: id, .success(reply), into: &o)
+                    #expect(String(decoding: o.bytes, as: UTF8.self) == String(repeating: ".", count: before) + want,
+                            "\(text) after \(before) bytes")
+                }
             }
         }
     }
