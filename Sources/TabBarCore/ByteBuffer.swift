@@ -144,7 +144,7 @@ public struct ByteBuffer: ~Copyable {
 /// The pieces every encoder writes with.
 extension ByteBuffer {
     /// `s`'s bytes (a literal).
-    public mutating func put(_ s: StaticString) {
+    @inline(__always) public mutating func put(_ s: StaticString) {
         let n = s.utf8CodeUnitCount
         reserve(n)
         UnsafeMutableRawPointer(base + count).copyMemory(from: s.utf8Start, byteCount: n)
