@@ -35,6 +35,7 @@ client.addEventListener("state", (e) => {
   const state = e.detail.state;
   view.render(state);
   drawScreen(state);
+  $("#click-on-press").checked = state.settings?.click_on === "press";
   $("#seq").textContent = `seq ${e.detail.seq}`;
 });
 
@@ -107,6 +108,12 @@ scroller.addEventListener("scroll", () => {
       if (dy) client.request("scroll", { dy: round(dy) }).catch(showError);
     });
   }
+});
+
+// The bar's click_on: the daemon plays the click on the touch's down ("press") or with the
+// commit; the page plays no sound of its own, so it has nothing else to follow.
+$("#click-on-press").addEventListener("change", (e) => {
+  client.request("bar.configure", { settings: { click_on: e.target.checked ? "press" : "commit" } }).catch(showError);
 });
 
 $("#push").addEventListener("click", () => client.request("nav.push", { hides_bar: true }).catch(showError));
