@@ -50,8 +50,8 @@ screen.addEventListener("pointerdown", (e) => {
   if (e.button !== 0 || !client.state) return;
   const id = nextTouch++;
   touches.set(e.pointerId, id);
+  send("down", e, id); // first: under click_on "press" the daemon clicks on this down
   screen.setPointerCapture?.(e.pointerId);
-  send("down", e, id);
 });
 screen.addEventListener("pointerup", (e) => {
   const id = touches.get(e.pointerId);
