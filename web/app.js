@@ -35,6 +35,7 @@ client.addEventListener("state", (e) => {
   const state = e.detail.state;
   view.render(state);
   drawScreen(state);
+  $("#click-on-press").checked = state.settings?.click_on === "press";
   $("#seq").textContent = `seq ${e.detail.seq}`;
 });
 
@@ -49,8 +50,8 @@ screen.addEventListener("pointerdown", (e) => {
   if (e.button !== 0 || !client.state) return;
   const id = nextTouch++;
   touches.set(e.pointerId, id);
+  send("down", e, id); // first: under click_on "press" the daemon clicks on this down
   screen.setPointerCapture?.(e.pointerId);
-  send("down", e, id);
 });
 screen.addEventListener("pointerup", (e) => {
   const id = touches.get(e.pointerId);
@@ -107,6 +108,12 @@ scroller.addEventListener("scroll", () => {
       if (dy) client.request("scroll", { dy: round(dy) }).catch(showError);
     });
   }
+});
+
+// The bar's click_on: the daemon plays the click on the touch's down ("press") or with the
+// commit; the page plays no sound of its own, so it has nothing else to follow.
+$("#click-on-press").addEventListener("change", (e) => {
+  client.request("bar.configure", { settings: { click_on: e.target.checked ? "press" : "commit" } }).catch(showError);
 });
 
 $("#push").addEventListener("click", () => client.request("nav.push", { hides_bar: true }).catch(showError));

@@ -57,5 +57,6 @@ extension FeedbackProfile: WireChoice { public static let wireNames = WireNames<
 extension ItemKind: WireChoice { public static let wireNames = WireNames<ItemKind>() }
 extension CenterShape: WireChoice { public static let wireNames = WireNames<CenterShape>() }
 extension CommitOn: WireChoice { public static let wireNames = WireNames<CommitOn>() }
+extension ClickOn: WireChoice { public static let wireNames = WireNames<ClickOn>() }
 extension CenterCorners: WireChoice { public static let wireNames = WireNames<CenterCorners>() }
 extension AnimationStyle: WireChoice { public static let wireNames = WireNames<AnimationStyle>() }

@@ -15,8 +15,9 @@ public enum Reply: Equatable, Sendable {
     case feedback(seq: UInt64, Feedback)
     /// Visibility methods: `{"seq","visibility"}`.
     indirect case visibility(seq: UInt64, Visibility)
-    /// `touch`: `{"seq","target","consumed","commit"[,"ignored":true]}`.
-    case touch(seq: UInt64, target: String?, consumed: Bool, commit: Commit?, ignored: Bool)
+    /// `touch`: `{"seq","target","consumed","commit"[,"sound"][,"ignored":true]}` (`sound`: the
+    /// sound this request started, on the press or with the commit).
+    case touch(seq: UInt64, target: String?, consumed: Bool, commit: Commit?, ignored: Bool, sound: String? = nil)
     /// `badge.set`: `{"seq","badge"[,"hidden_badge"][,"ignored":true]}` (`limits`: the display rules).
     indirect case badge(seq: UInt64, Item, Limits, ignored: Bool)
     /// `animation.begin`: `{"seq","animation"}`.
@@ -46,10 +47,11 @@ public enum Reply: Equatable, Sendable {
             head(); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}}\n")
         case let .visibility(s, v):
             head(); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}}\n")
-        case let .touch(s, target, consumed, commit, ignored):
+        case let .touch(s, target, consumed, commit, ignored, sound):
             head(); o.seqHead(s); o.put(#","target":"#); o.optional(target)
             o.put(#","consumed":"#); o.bool(consumed)
             o.put(#","commit":"#); o.optional(commit?.rawValue)
+            if let sound { o.put(#","sound":"#); o.string(sound) }
             if ignored { o.put(#","ignored":true"#) }
             o.put("}}\n")
         case let .badge(s, item, limits, ignored):
@@ -78,7 +80,8 @@ public enum BarEvent: Equatable, Sendable {
     indirect case barConfigured(seq: UInt64, BarState, Limits)
     indirect case barVisibility(seq: UInt64, Visibility, durationMs: Int)
     case feedbackChanged(seq: UInt64, Feedback)
-    case tabHighlighted(seq: UInt64, tab: String, phase: HighlightPhase)
+    /// `sound`: the click a `begin` started (a press under `click_on: "press"`).
+    case tabHighlighted(seq: UInt64, tab: String, phase: HighlightPhase, sound: String? = nil)
     /// `tab` nil: the bar itself (a show/hide slide).
     indirect case animationCue(seq: UInt64, tab: String?, trigger: CueTrigger, kind: AnimationStyle, descriptor: JSON, sound: String?)
     indirect case animationBegan(seq: UInt64, ActiveAnimation)
@@ -140,9 +143,11 @@ public enum BarEvent: Equatable, Sendable {
             o.put(#","nav_stack":"#); v.writeNavStack(into: &o); o.put("}")
         case let .feedbackChanged(s, f):
             o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
-        case let .tabHighlighted(s, tab, phase):
+        case let .tabHighlighted(s, tab, phase, sound):
             o.seqHead(s); o.put(#","tab":"#); o.string(tab)
-            o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#""}"#)
+            o.put(#","phase":""#); o.utf8(phase.rawValue); o.put(#"""#)
+            if let sound { o.put(#","sound":"#); o.string(sound) }
+            o.put("}")
         case let .animationCue(s, tab, trigger, kind, descriptor, sound):
             o.seqHead(s); o.put(#","tab":"#); o.optional(tab)
             o.put(#","trigger":""#); o.utf8(trigger.rawValue)

@@ -225,13 +225,15 @@ public struct Reducer: Sendable {
     /// Selects (or reselects) tab `k` as part of the change being made (its seq already
     /// counted): exactly one commit event, its cues and sound; the active action and the
     /// scroll hide reason are cleared. Returns whether it was a reselect, and the previous
-    /// tab's text (what the reply to a select names).
+    /// tab's text (what the reply to a select names). `click` false: no sound (a touch's
+    /// click that played on its press, `click_on: "press"`).
     @discardableResult
-    mutating func commitTab(_ k: Int, source: Source, into out: inout Outcome) -> (reselected: Bool, previous: String?) {
+    mutating func commitTab(_ k: Int, source: Source, click: Bool = true, into out: inout Outcome) -> (reselected: Bool, previous: String?) {
         let old = state.selected.flatMap { state.index(of: $0) }
         // (Ids are unique on a bar: the selected item is `k` exactly when its index is.)
         let reselected = old == k
-        let effects = moveSelection(to: k, reselected: reselected, source: source)
+        let sound = moveSelection(to: k, reselected: reselected, source: source)
+        let effects = click ? sound : nil
         if reselected {
             out.publish(.tabReselected(seq: seq, tab: state.items[k].id, source: source))
             cue(.reselect, k, sound: effects, into: &out)
@@ -280,11 +282,12 @@ public struct Reducer: Sendable {
     }
 
     /// Triggers action or center item `k` as part of the change being made: it becomes the
-    /// active action; selection is unchanged; one `action.triggered` event and its sound.
-    mutating func commitAction(_ k: Int, source: Source, into out: inout Outcome) {
+    /// active action; selection is unchanged; one `action.triggered` event and its sound
+    /// (`click` false: none, it played on the press).
+    mutating func commitAction(_ k: Int, source: Source, click: Bool = true, into out: inout Outcome) {
         state.activeAction = state.items[k].id
         out.publish(.actionTriggered(seq: seq, tab: state.items[k].id, action: state.items[k].action))
-        if source == .user { out.play(sound(state.items[k].kind == .center ? .center : .action, of: k)) }
+        if source == .user && click { out.play(sound(state.items[k].kind == .center ? .center : .action, of: k)) }
     }
 
     mutating func actionFinish(_ tab: String, into out: inout Outcome) {

@@ -129,6 +129,7 @@ public enum Schema {
 
     public static let settingsInput = closed([
         .choice("commit_on", CommitOn.self, "When a touch commits."),
+        .choice("click_on", ClickOn.self, "When a touch's click plays: with the commit, or on the press (the down)."),
         .choice("center_corners", CenterCorners.self, "What a touch in the center box's corners does."),
         .choice("animation", AnimationStyle.self, "The bar's animation style."),
         .bool("action_badges", "Whether action and center items show badges."),
@@ -182,7 +183,7 @@ public enum Schema {
     ])
 
     public static let settings = sent([
-        "commit_on": choice(CommitOn.self), "center_corners": choice(CenterCorners.self), "animation": choice(AnimationStyle.self),
+        "commit_on": choice(CommitOn.self), "click_on": choice(ClickOn.self), "center_corners": choice(CenterCorners.self), "animation": choice(AnimationStyle.self),
         "action_badges": boolean, "scroll_threshold": number(), "hide_duration_ms": nonNegative,
         "max_count": nonNegative, "max_chars": nonNegative, "sounds": anyObject,
     ])

@@ -6,6 +6,15 @@ public enum CommitOn: String, Equatable, Sendable, CaseIterable {
     case up
 }
 
+/// When a touch's click plays. Wire strings: `commit` (the default), `press`.
+public enum ClickOn: String, Equatable, Sendable, CaseIterable {
+    /// With the commit (on `up` under `commit_on: "up"`), as today.
+    case commit
+    /// On the `down` that begins the highlight of an item that would commit; the commit itself
+    /// is then silent, and a cancelled touch keeps the click it played (as a keyboard's key).
+    case press
+}
+
 /// What a touch inside the center item's box but outside its circle does.
 /// Wire strings: `pass_through` (the default: not consumed, the content below gets it), `swallow`.
 public enum CenterCorners: String, Equatable, Sendable, CaseIterable {
@@ -31,6 +40,8 @@ public enum AnimationStyle: String, Equatable, Sendable, CaseIterable {
 /// Bar-level behaviour, set with `bar.configure {"settings":{…}}` and shown as `state.settings`.
 public struct BarSettings: Equatable, Sendable {
     public var commitOn: CommitOn = .up
+    /// When a touch's click plays (only differs from the commit under `commit_on: "up"`).
+    public var clickOn: ClickOn = .commit
     public var centerCorners: CenterCorners = .passThrough
     /// The animation style of every item that does not name its own.
     public var animation: AnimationStyle = .none
@@ -60,7 +71,7 @@ public struct BarSettings: Equatable, Sendable {
         return l
     }
 
-    static let fields: [StaticString] = ["commit_on", "center_corners", "animation", "action_badges", "scroll_threshold",
+    static let fields: [StaticString] = ["commit_on", "click_on", "center_corners", "animation", "action_badges", "scroll_threshold",
                          "hide_duration_ms", "max_count", "max_chars", "sounds"]
     static let soundTriggers = ["select", "reselect", "action", "center", "badge", "visibility"]
 
@@ -72,6 +83,7 @@ public struct BarSettings: Equatable, Sendable {
         }
         return .obj([
             "commit_on": .string(commitOn.rawValue),
+            "click_on": .string(clickOn.rawValue),
             "center_corners": .string(centerCorners.rawValue),
             "animation": .string(animation.rawValue),
             "action_badges": .bool(actionBadges),
@@ -88,6 +100,7 @@ public struct BarSettings: Equatable, Sendable {
         try p.only(fields)
         var s = base
         s.commitOn = try p.choice("commit_on", CommitOn.self, allowed: CommitOn.allCases.map(\.rawValue)) ?? s.commitOn
+        s.clickOn = try p.choice("click_on", ClickOn.self, allowed: ClickOn.allCases.map(\.rawValue)) ?? s.clickOn
         s.centerCorners = try p.choice("center_corners", CenterCorners.self, allowed: CenterCorners.allCases.map(\.rawValue)) ?? s.centerCorners
         s.animation = try p.choice("animation", AnimationStyle.self, allowed: AnimationStyle.allCases.map(\.rawValue)) ?? s.animation
         s.actionBadges = try p.bool("action_badges") ?? s.actionBadges

@@ -59,7 +59,7 @@ extension Methods {
                ],
                result: Schema.sent(["seq": Schema.seq, "target": Schema.optionalID, "consumed": Schema.boolean,
                                     "commit": Schema.anyOf(Schema.strings(["select", "reselect", "action"]), Schema.null)],
-                                   optional: ["ignored": Schema.boolean])) { p, _ throws(RPCError) in
+                                   optional: ["ignored": Schema.boolean, "sound": Schema.str])) { p, _ throws(RPCError) in
             guard let phase = try p.choice("phase", TouchPhase.self, allowed: TouchPhase.allCases.map(\.rawValue)) else {
                 throw .invalidParams("phase", "Missing field \"phase\" (\"down\", \"up\" or \"cancel\").")
             }

@@ -8,6 +8,8 @@ struct TouchTracker: Equatable, Sendable {
         var id: Int?
         /// Already committed (on `down`, when the bar commits on down).
         var committed: Bool
+        /// Its click already played on `down` (`click_on: "press"`): the commit on `up` is silent.
+        var clicked = false
     }
     var active: Active?
     /// The most recent touch ids that started a sequence, oldest first.
@@ -55,7 +57,7 @@ extension Reducer {
         let h = hit(x: x, y: y)
         let target = h.index.map { state.items[$0].id }
         func reply(commit: Commit? = nil, ignored: Bool = false) -> Reply {
-            .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored)
+            .touch(seq: seq, target: target, consumed: h.consumed, commit: commit, ignored: ignored, sound: ignored ? nil : click(in: out))
         }
         switch phase {
         case .down:
@@ -72,8 +74,10 @@ extension Reducer {
             state.seq += 1
             endTouch(.cancel, into: &out)
             if let id = touchID { touch.remember(id) }
-            highlightBegin(k, into: &out)
-            touch.begin(TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false))
+            // `click_on: "press"` plays the commit's click now, once per touch that begins a highlight.
+            let pressed = state.settings.clickOn == .press && state.settings.commitOn == .up && state.highlighted != state.items[k].id
+            highlightBegin(k, sound: pressed ? pressSound(k) : nil, into: &out)
+            touch.begin(TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false, clicked: pressed))
             var commit: Commit?
             if state.settings.commitOn == .down {
                 commit = self.commit(k, into: &out)
@@ -91,7 +95,7 @@ extension Reducer {
             var committed: Int?
             if phase == .up, let k = h.index, state.items[k].id == active.item {
                 highlightEnd(active.item, .end, into: &out)
-                if !active.committed { commit = self.commit(k, into: &out); committed = k }
+                if !active.committed { commit = self.commit(k, click: !active.clicked, into: &out); committed = k }
             } else {
                 highlightEnd(active.item, .cancel, into: &out)
             }
@@ -119,13 +123,36 @@ extension Reducer {
         return commit == .action ? .actionTrigger(tab: tab, source: .user) : .select(tab: tab, source: .user)
     }
 
-    /// Commits item `k` for the user: reselect, select, or trigger.
-    mutating func commit(_ k: Int, into out: inout Outcome) -> Commit {
+    /// Commits item `k` for the user: reselect, select, or trigger; without its click when
+    /// `click` is false (it played on the press).
+    mutating func commit(_ k: Int, click: Bool = true, into out: inout Outcome) -> Commit {
         if state.items[k].kind == .tab {
-            return commitTab(k, source: .user, into: &out).reselected ? .reselect : .select
+            return commitTab(k, source: .user, click: click, into: &out).reselected ? .reselect : .select
         }
-        commitAction(k, source: .user, into: &out)
+        commitAction(k, source: .user, click: click, into: &out)
         return .action
+    }
+
+    /// The click a user's commit of item `k` would play now (`click_on: "press"` plays it on
+    /// the `down`): the reselect sound on the selected tab, the select sound on another, the
+    /// center or action sound; the item's own `sound` and the sound map apply as for the commit.
+    func pressSound(_ k: Int) -> Effect? {
+        switch state.items[k].kind {
+        case .tab: return sound(state.selected == state.items[k].id ? .reselect : .select, of: k)
+        case .center: return sound(.center, of: k)
+        case .action: return sound(.action, of: k)
+        }
+    }
+
+    /// The name of the click a touch started (its press's or its commit's), for its reply.
+    func click(in out: Outcome) -> String? {
+        for case let .play(name, _, trigger) in out.effects {
+            switch trigger {
+            case .select, .reselect, .action, .center: return name
+            case .badge, .visibility, .animation: continue
+            }
+        }
+        return nil
     }
 
     /// Ends the touch in progress, if any, ending its highlight with `phase`.
@@ -149,14 +176,18 @@ extension Reducer {
         if phase == .begin { highlightBegin(k, into: &out) } else { highlightEnd(tab, phase, into: &out) }
     }
 
-    /// Highlights item `k`, cancelling another highlight first.
-    mutating func highlightBegin(_ k: Int, into out: inout Outcome) {
+    /// Highlights item `k`, cancelling another highlight first; `sound`: the click of a press
+    /// (`click_on: "press"`), started with the highlight and named by its event and cue.
+    mutating func highlightBegin(_ k: Int, sound: Effect? = nil, into out: inout Outcome) {
         let id = state.items[k].id
         if let h = state.highlighted, h != id { highlightEnd(h, .cancel, into: &out) }
         guard state.highlighted != id else { return }
         state.highlighted = id
-        out.publish(.tabHighlighted(seq: seq, tab: state.items[k].id, phase: .begin))
-        cue(.highlight, k, into: &out)
+        var name: String?
+        if case let .play(n, _, _)? = sound { name = n }
+        out.publish(.tabHighlighted(seq: seq, tab: state.items[k].id, phase: .begin, sound: name))
+        cue(.highlight, k, sound: sound, into: &out)
+        out.play(sound)
     }
 
     /// Ends the highlight of `id` (if it is the highlighted item) with `end` or `cancel`.

@@ -29,7 +29,9 @@ final class Model {
     var s = MState()
     var now = 0
     /// The finger on the bar: the item it went down on, its touch id, whether it committed on down.
-    var touch: (item: String, id: Int?, committed: Bool)?
+    var touch: (item: String, id: Int?, committed: Bool, clicked: Bool)?
+    /// The click the touch being stepped started (its press's or its commit's): its reply's `sound`.
+    var touchClick: String?
     /// touch ids of sequences that started (the daemon remembers the last 256).
     var seenTouchIDs: [Int] = []
     /// Points scrolled in the current direction.
@@ -152,7 +154,7 @@ final class Model {
     /// Selects (or reselects) tab `k`: one commit event, its cues and sound; clears the active
     /// action; withdraws the scroll reason in the same change. Returns whether it reselected.
     @discardableResult
-    func commitTab(_ k: Int, source: String) -> Bool {
+    func commitTab(_ k: Int, source: String, click: Bool = true) -> Bool {
         let item = s.items[k]
         let old = s.selected.flatMap { s.index($0) }
         let reselect = s.selected == item.id
@@ -162,7 +164,8 @@ final class Model {
             s.previousUnspecified = false
             s.selected = item.id
         }
-        let snd = source == "user" ? sound(reselect ? "reselect" : "select", item: item) : nil
+        let snd = source == "user" && click ? sound(reselect ? "reselect" : "select", item: item) : nil
+        if touchClick == nil { touchClick = snd }
         if reselect {
             emit("tab.reselected", [JSON.Member("tab", .string(item.id)), JSON.Member("source", .string(source))])
             cue("reselect", k, sound: snd)
@@ -182,11 +185,13 @@ final class Model {
         return reselect
     }
 
-    func commitAction(_ k: Int, source: String) {
+    func commitAction(_ k: Int, source: String, click: Bool = true) {
         let item = s.items[k]
         s.activeAction = item.id
         emit("action.triggered", [JSON.Member("tab", .string(item.id))] + (item.action.map { [JSON.Member("action", .string($0))] } ?? []))
-        play(source == "user" ? sound(item.kind == "center" ? "center" : "action", item: item) : nil)
+        let snd = source == "user" && click ? sound(item.kind == "center" ? "center" : "action", item: item) : nil
+        if touchClick == nil { touchClick = snd }
+        play(snd)
     }
 
     func select(_ ref: ModelOp.Ref, ifSeq: Int?, source: String) {

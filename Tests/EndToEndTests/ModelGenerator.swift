@@ -290,6 +290,7 @@ struct ModelGenerator {
         if (c.items == nil && rng.chance(0.6)) || rng.chance(0.3) {
             var st = ModelOp.SettingsPatch()
             if rng.chance(0.4) { st.commitOn = rng.pick(["up", "down"]) }
+            if rng.chance(0.4) { st.clickOn = rng.pick(["commit", "press"]) }
             if rng.chance(0.3) { st.centerCorners = rng.pick(["pass_through", "swallow"]) }
             if rng.chance(0.4) { st.animation = rng.pick(ModelGenerator.styles) }
             if rng.chance(0.3) { st.actionBadges = rng.chance(0.5) }

@@ -5,13 +5,16 @@ import TabBarCore
 extension Model {
     // MARK: Highlight
 
-    func highlightBegin(_ k: Int) {
+    /// `sound`: a press's click (`click_on: "press"`), named by the event and the cue.
+    func highlightBegin(_ k: Int, sound snd: String? = nil) {
         let id = s.items[k].id
         if let h = s.highlighted, h != id { highlightEnd(h, "cancel") }
         guard s.highlighted != id else { return }
         s.highlighted = id
-        emit("tab.highlighted", [JSON.Member("tab", .string(id)), JSON.Member("phase", .string("begin"))])
-        cue("highlight", k)
+        emit("tab.highlighted", [JSON.Member("tab", .string(id)), JSON.Member("phase", .string("begin"))]
+             + (snd.map { [JSON.Member("sound", .string($0))] } ?? []))
+        cue("highlight", k, sound: snd)
+        play(snd)
     }
 
     func highlightEnd(_ id: String, _ phase: String) {
@@ -40,10 +43,20 @@ extension Model {
         highlightEnd(t.item, "cancel")
     }
 
-    func commit(_ k: Int) -> String {
-        if s.items[k].kind == "tab" { return commitTab(k, source: "user") ? "reselect" : "select" }
-        commitAction(k, source: "user")
+    func commit(_ k: Int, click: Bool = true) -> String {
+        if s.items[k].kind == "tab" { return commitTab(k, source: "user", click: click) ? "reselect" : "select" }
+        commitAction(k, source: "user", click: click)
         return "action"
+    }
+
+    /// The click a user's commit of `k` would play now (played on the press under `click_on: "press"`).
+    func pressSound(_ k: Int) -> String? {
+        let item = s.items[k]
+        switch item.kind {
+        case "tab": return sound(s.selected == item.id ? "reselect" : "select", item: item)
+        case "center": return sound("center", item: item)
+        default: return sound("action", item: item)
+        }
     }
 
     func touchStep(_ phase: String, x: Double, y: Double, id: Int?) {
@@ -54,6 +67,7 @@ extension Model {
             out.reply = .result(.obj(["seq": .int(s.seq), "commit": .null, "ignored": .bool(true)]))
         }
         var committed: String?
+        touchClick = nil
         if phase == "down" {
             if let id, seenTouchIDs.contains(id) { return ignored() }
             endTouch()
@@ -62,8 +76,11 @@ extension Model {
                     seenTouchIDs.append(id)
                     if seenTouchIDs.count > 256 { seenTouchIDs.removeFirst() }
                 }
-                highlightBegin(k)
-                touch = (s.items[k].id, id, false)
+                let pressed = s.settings.clickOn == "press" && s.settings.commitOn == "up" && s.highlighted != s.items[k].id
+                let snd = pressed ? pressSound(k) : nil
+                touchClick = snd
+                highlightBegin(k, sound: snd)
+                touch = (s.items[k].id, id, false, pressed)
                 if s.settings.commitOn == "down" {
                     committed = commit(k)
                     touch?.committed = true
@@ -74,13 +91,16 @@ extension Model {
             touch = nil
             if phase == "up", let k = h.target, s.items[k].id == t.item {
                 highlightEnd(t.item, "end")
-                if !t.committed { committed = commit(k) }
+                if !t.committed { committed = commit(k, click: !t.clicked) }
             } else {
                 highlightEnd(t.item, "cancel")
             }
         }
         commitChange()
-        out.reply = .result(.obj(["seq": .int(s.seq), "target": target, "consumed": consumed, "commit": .optional(committed)]))
+        var reply: [JSON.Member] = [JSON.Member("seq", .int(s.seq)), JSON.Member("target", target), JSON.Member("consumed", consumed),
+                                    JSON.Member("commit", .optional(committed))]
+        if let touchClick { reply.append(JSON.Member("sound", .string(touchClick))) }
+        out.reply = .result(.object(reply))
     }
 
     // MARK: Visibility

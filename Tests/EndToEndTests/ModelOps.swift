@@ -88,6 +88,7 @@ enum ModelOp {
 
     struct SettingsPatch {
         var commitOn, centerCorners, animation: String?
+        var clickOn: String?
         var actionBadges: Bool?
         var scrollThreshold: Double?
         var hideMs, maxCount, maxChars: Int?
@@ -98,6 +99,7 @@ enum ModelOp {
 
         func apply(to s: inout MSettings) {
             if let v = commitOn { s.commitOn = v }
+            if let v = clickOn { s.clickOn = v }
             if let v = centerCorners { s.centerCorners = v }
             if let v = animation { s.animation = v }
             if let v = actionBadges { s.actionBadges = v }
@@ -111,6 +113,7 @@ enum ModelOp {
         var json: JSON {
             var m: [JSON.Member] = []
             if let v = commitOn { m.append(JSON.Member("commit_on", .string(v))) }
+            if let v = clickOn { m.append(JSON.Member("click_on", .string(v))) }
             if let v = centerCorners { m.append(JSON.Member("center_corners", .string(v))) }
             if let v = animation { m.append(JSON.Member("animation", .string(v))) }
             if let v = actionBadges { m.append(JSON.Member("action_badges", .bool(v))) }
@@ -147,7 +150,7 @@ enum ModelOp {
         static let initial = Configure(
             items: MState.builtInItems.map { ItemSpec(item: $0, badge: .null) }, selected: "home",
             layout: LayoutPatch(width: 375, height: 49, safeBottom: 0, centerWidth: 70, centerHeight: 70, raise: 21, shape: "circle", rtl: false),
-            settings: SettingsPatch(commitOn: "up", centerCorners: "pass_through", animation: "none", actionBadges: false,
+            settings: SettingsPatch(commitOn: "up", centerCorners: "pass_through", animation: "none", clickOn: "commit", actionBadges: false,
                                     scrollThreshold: 24, hideMs: 500, maxCount: 99, maxChars: 16, sendSoundsObject: true))
     }
 

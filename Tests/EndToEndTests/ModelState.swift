@@ -39,6 +39,7 @@ struct MLayout: Equatable {
 
 struct MSettings: Equatable {
     var commitOn = "up"
+    var clickOn = "commit"
     var centerCorners = "pass_through"
     var animation = "none"
     var actionBadges = false
@@ -235,7 +236,7 @@ struct MState: Equatable {
                                             "raise": .double(l.raise), "shape": .string(l.shape)]),
                             "rtl": .bool(l.rtl)]),
             "feedback": feedbackJSON,
-            "settings": .obj(["commit_on": .string(settings.commitOn), "center_corners": .string(settings.centerCorners),
+            "settings": .obj(["commit_on": .string(settings.commitOn), "click_on": .string(settings.clickOn), "center_corners": .string(settings.centerCorners),
                               "animation": .string(settings.animation), "action_badges": .bool(settings.actionBadges),
                               "scroll_threshold": .double(settings.scrollThreshold), "hide_duration_ms": .int(settings.hideMs),
                               "max_count": .int(settings.maxCount), "max_chars": .int(settings.maxChars),

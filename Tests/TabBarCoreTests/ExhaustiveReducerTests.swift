@@ -281,7 +281,7 @@ func visibilityJSON(hidden: Bool, phase: String, reasons: [String], stack: [Bool
 @Suite struct ExhaustiveConfigureTests {
     @Test func aNewBarInFull() {
         let store = TestStore()
-        let state = #"{"items":[{"id":"a","title":"A","kind":"tab","enabled":true,"badge":null,"presentation":{"title":"A","icon":null,"morphed":false},"frame":{"x":0,"y":0,"w":187.5,"h":49}},{"id":"b","title":"b","kind":"tab","enabled":true,"badge":null,"presentation":{"title":"b","icon":null,"morphed":false},"frame":{"x":187.5,"y":0,"w":187.5,"h":49}}],"selected":"b","previous":null,"highlighted":null,"active_action":null,"visibility":{"hidden":false,"reasons":[],"phase":"idle","nav_stack":[],"push_hold":false},"layout":{"width":375,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"},"rtl":false},"feedback":{"profile":"full","volume":1},"settings":{"commit_on":"up","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":24,"hide_duration_ms":500,"max_count":99,"max_chars":16,"sounds":{}},"animations":[]}"#
+        let state = #"{"items":[{"id":"a","title":"A","kind":"tab","enabled":true,"badge":null,"presentation":{"title":"A","icon":null,"morphed":false},"frame":{"x":0,"y":0,"w":187.5,"h":49}},{"id":"b","title":"b","kind":"tab","enabled":true,"badge":null,"presentation":{"title":"b","icon":null,"morphed":false},"frame":{"x":187.5,"y":0,"w":187.5,"h":49}}],"selected":"b","previous":null,"highlighted":null,"active_action":null,"visibility":{"hidden":false,"reasons":[],"phase":"idle","nav_stack":[],"push_hold":false},"layout":{"width":375,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"},"rtl":false},"feedback":{"profile":"full","volume":1},"settings":{"commit_on":"up","click_on":"commit","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":24,"hide_duration_ms":500,"max_count":99,"max_chars":16,"sounds":{}},"animations":[]}"#
         store.send(req("bar.configure", #"{"items":[{"id":"a","title":"A"},{"id":"b"}],"selected":"b"}"#),
                    reply: .result(#"{"seq":1,"state":\#(state)}"#),
                    events: [ExpectedEvent("bar.configured", #"{"seq":1,"state":\#(state)}"#)]) {
@@ -334,7 +334,7 @@ func visibilityJSON(hidden: Bool, phase: String, reasons: [String], stack: [Bool
             $0.seq = 1; $0.highlighted = "chat"
         }
         store.send(req("touch", #"{"phase":"up","x":261,"y":30,"touch_id":1}"#),
-                   reply: .result(#"{"seq":2,"target":"chat","consumed":true,"commit":"select"}"#),
+                   reply: .result(#"{"seq":2,"target":"chat","consumed":true,"commit":"select","sound":"click"}"#),
                    events: [ExpectedEvent("tab.highlighted", #"{"seq":2,"tab":"chat","phase":"end"}"#),
                             ExpectedEvent("tab.selected", #"{"seq":2,"tab":"chat","previous":"home","source":"user"}"#)],
                    effects: [.play(name: "click", gain: 1, trigger: .select)]) {
@@ -369,7 +369,7 @@ func visibilityJSON(hidden: Bool, phase: String, reasons: [String], stack: [Bool
         bar.settings.commitOn = .down
         let store = TestStore(bar)
         store.send(req("touch", #"{"phase":"down","x":187.5,"y":0,"touch_id":4}"#),
-                   reply: .result(#"{"seq":1,"target":"post","consumed":true,"commit":"action"}"#),
+                   reply: .result(#"{"seq":1,"target":"post","consumed":true,"commit":"action","sound":"center"}"#),
                    events: [ExpectedEvent("tab.highlighted", #"{"seq":1,"tab":"post","phase":"begin"}"#),
                             ExpectedEvent("action.triggered", #"{"seq":1,"tab":"post","action":"compose"}"#)],
                    effects: [.play(name: "center", gain: 1, trigger: .center)]) {
@@ -589,7 +589,7 @@ func visibilityJSON(hidden: Bool, phase: String, reasons: [String], stack: [Bool
             $0.seq = 1; $0.highlighted = "chat"
         }
         store.send(req("touch", #"{"phase":"up","x":260,"y":20}"#),
-                   reply: .result(#"{"seq":2,"target":"chat","consumed":true,"commit":"select"}"#),
+                   reply: .result(#"{"seq":2,"target":"chat","consumed":true,"commit":"select","sound":"pop"}"#),
                    events: [ExpectedEvent("tab.highlighted", #"{"seq":2,"tab":"chat","phase":"end"}"#),
                             ExpectedEvent("tab.selected", #"{"seq":2,"tab":"chat","previous":"home","source":"user"}"#)],
                    effects: [.play(name: "pop", gain: 1, trigger: .select)]) {
@@ -600,7 +600,7 @@ func visibilityJSON(hidden: Bool, phase: String, reasons: [String], stack: [Bool
             $0.seq = 3; $0.highlighted = "chat"
         }
         store.send(req("touch", #"{"phase":"up","x":230,"y":40}"#),
-                   reply: .result(#"{"seq":4,"target":"chat","consumed":true,"commit":"reselect"}"#),
+                   reply: .result(#"{"seq":4,"target":"chat","consumed":true,"commit":"reselect","sound":"pop"}"#),
                    events: [ExpectedEvent("tab.highlighted", #"{"seq":4,"tab":"chat","phase":"end"}"#),
                             ExpectedEvent("tab.reselected", #"{"seq":4,"tab":"chat","source":"user"}"#)],
                    effects: [.play(name: "pop", gain: 1, trigger: .reselect)]) {
@@ -650,7 +650,7 @@ func visibilityJSON(hidden: Bool, phase: String, reasons: [String], stack: [Bool
             $0.seq = 2; $0.items = [Item(id: "chat"), Item(id: "home"), Item(id: "me")]
         }
         store.send(req("touch", #"{"phase":"up","x":30,"y":20}"#),
-                   reply: .result(#"{"seq":3,"target":"chat","consumed":true,"commit":"select"}"#),
+                   reply: .result(#"{"seq":3,"target":"chat","consumed":true,"commit":"select","sound":"click"}"#),
                    events: [ExpectedEvent("tab.highlighted", #"{"seq":3,"tab":"chat","phase":"end"}"#),
                             ExpectedEvent("tab.selected", #"{"seq":3,"tab":"chat","previous":"home","source":"user"}"#)],
                    effects: [.play(name: "click", gain: 1, trigger: .select)]) {

@@ -13,9 +13,9 @@ func touchLine(_ phase: String, _ x: Double, _ y: Double, id: Int? = nil) -> Str
 }
 
 /// A touch's reply.
-func touchReply(_ seq: Int, _ target: String?, consumed: Bool = true, commit: String? = nil, ignored: Bool = false) -> ExpectedReply {
+func touchReply(_ seq: Int, _ target: String?, consumed: Bool = true, commit: String? = nil, sound: String? = nil, ignored: Bool = false) -> ExpectedReply {
     let t = target.map { "\"\($0)\"" } ?? "null", c = commit.map { "\"\($0)\"" } ?? "null"
-    return .result(#"{"seq":\#(seq),"target":\#(t),"consumed":\#(consumed),"commit":\#(c)\#(ignored ? #","ignored":true"# : "")}"#)
+    return .result(#"{"seq":\#(seq),"target":\#(t),"consumed":\#(consumed),"commit":\#(c)\#(sound.map { #","sound":"\#($0)""# } ?? "")\#(ignored ? #","ignored":true"# : "")}"#)
 }
 
 func highlightEvent(_ seq: Int, _ tab: String, _ phase: String) -> ExpectedEvent {
@@ -287,7 +287,7 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
                           extra: #","sound":"center","action":"compose""#),
                      item("chat", "Chat", "bubble", selectedIcon: "bubble.fill", x: 222.5),
                      item("me", "Me", "person", selectedIcon: "person.fill", x: 298.75)]
-        let state = #"{"items":[\#(items.joined(separator: ","))],"selected":"home","previous":null,"highlighted":null,"active_action":null,"visibility":\#(visibilityJSON(hidden: false, phase: "idle", reasons: [])),"layout":{"width":375,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"},"rtl":false},"feedback":{"profile":"full","volume":1},"settings":{"commit_on":"up","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":24,"hide_duration_ms":500,"max_count":99,"max_chars":16,"sounds":{}},"animations":[]}"#
+        let state = #"{"items":[\#(items.joined(separator: ","))],"selected":"home","previous":null,"highlighted":null,"active_action":null,"visibility":\#(visibilityJSON(hidden: false, phase: "idle", reasons: [])),"layout":{"width":375,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"},"rtl":false},"feedback":{"profile":"full","volume":1},"settings":{"commit_on":"up","click_on":"commit","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":24,"hide_duration_ms":500,"max_count":99,"max_chars":16,"sounds":{}},"animations":[]}"#
         store.send(req("state.get"), reply: .result(#"{"seq":0,"state":\#(state)}"#))
     }
 
@@ -303,7 +303,7 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
             $0.seq = 1; $0.settings.scrollThreshold = 12; $0.settings.animationSounds = ["confetti": "badge"]
         }
         let items = #"[{"id":"a","title":"a","kind":"tab","enabled":true,"badge":null,"presentation":{"title":"a","icon":null,"morphed":false},"frame":{"x":0,"y":0,"w":187.5,"h":49}},{"id":"b","title":"b","kind":"tab","enabled":true,"badge":null,"presentation":{"title":"b","icon":null,"morphed":false},"frame":{"x":187.5,"y":0,"w":187.5,"h":49}}]"#
-        let settings = #"{"commit_on":"down","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":12,"hide_duration_ms":120,"max_count":99,"max_chars":16,"sounds":{"animations":{"confetti":"badge"}}}"#
+        let settings = #"{"commit_on":"down","click_on":"commit","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":12,"hide_duration_ms":120,"max_count":99,"max_chars":16,"sounds":{"animations":{"confetti":"badge"}}}"#
         store.send(req("state.get"), reply: .result(#"{"seq":1,"state":{"items":\#(items),"selected":"a","previous":null,"highlighted":null,"active_action":null,"visibility":\#(visibilityJSON(hidden: false, phase: "idle", reasons: [])),"layout":{"width":375,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"},"rtl":false},"feedback":{"profile":"full","volume":1},"settings":\#(settings),"animations":[]}}"#))
         store.send(req("bar.configure", #"{"settings":{"center_corners":"swallow"}}"#), reply: .state(seq: 2), events: [.configured(seq: 2)]) {
             $0.seq = 2; $0.settings.centerCorners = .swallow
@@ -319,13 +319,13 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
         func state(seq: Int, morphed: Bool, selected: String, previous: String?) -> ExpectedReply {
             let presentation = morphed ? #"{"title":"Top","icon":"arrow.up","morphed":true}"# : #"{"title":"Home","icon":"house","morphed":false}"#
             let items = #"[{"id":"home","title":"Home","kind":"tab","enabled":true,"badge":null,"icon":"house","morph":{"title":"Top","icon":"arrow.up"},"presentation":\#(presentation),"frame":{"x":0,"y":0,"w":100,"h":49}},{"id":"chat","title":"chat","kind":"tab","enabled":true,"badge":null,"presentation":{"title":"chat","icon":null,"morphed":false},"frame":{"x":100,"y":0,"w":100,"h":49}}]"#
-            return .result(#"{"seq":\#(seq),"state":{"items":\#(items),"selected":"\#(selected)","previous":\#(previous.map { "\"\($0)\"" } ?? "null"),"highlighted":null,"active_action":null,"visibility":\#(visibilityJSON(hidden: false, phase: "idle", reasons: [])),"layout":{"width":200,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"},"rtl":false},"feedback":{"profile":"full","volume":1},"settings":{"commit_on":"up","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":24,"hide_duration_ms":500,"max_count":99,"max_chars":16,"sounds":{}},"animations":[]}}"#)
+            return .result(#"{"seq":\#(seq),"state":{"items":\#(items),"selected":"\#(selected)","previous":\#(previous.map { "\"\($0)\"" } ?? "null"),"highlighted":null,"active_action":null,"visibility":\#(visibilityJSON(hidden: false, phase: "idle", reasons: [])),"layout":{"width":200,"height":49,"safe_bottom":0,"center":{"width":70,"height":70,"raise":21,"shape":"circle"},"rtl":false},"feedback":{"profile":"full","volume":1},"settings":{"commit_on":"up","click_on":"commit","center_corners":"pass_through","animation":"none","action_badges":false,"scroll_threshold":24,"hide_duration_ms":500,"max_count":99,"max_chars":16,"sounds":{}},"animations":[]}}"#)
         }
         store.send(req("state.get"), reply: state(seq: 0, morphed: true, selected: "home", previous: nil))
         store.send(touchLine("down", 10, 10), reply: touchReply(1, "home"), events: [highlightEvent(1, "home", "begin")]) {
             $0.seq = 1; $0.highlighted = "home"
         }
-        store.send(touchLine("up", 10, 10), reply: touchReply(2, "home", commit: "reselect"),
+        store.send(touchLine("up", 10, 10), reply: touchReply(2, "home", commit: "reselect", sound: "reselect"),
                    events: [highlightEvent(2, "home", "end"), reselectedEvent(2, "home")],
                    effects: [.play(name: "reselect", gain: 1, trigger: .reselect)]) { $0.seq = 2; $0.highlighted = nil }
         store.send(req("tab.select", #"{"tab":"chat"}"#), reply: selectReply(3, "chat", previous: "home"),
@@ -337,7 +337,7 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
         store.send(touchLine("down", 10, 10), reply: touchReply(4, "home"), events: [highlightEvent(4, "home", "begin")]) {
             $0.seq = 4; $0.highlighted = "home"
         }
-        store.send(touchLine("up", 10, 10), reply: touchReply(5, "home", commit: "select"),
+        store.send(touchLine("up", 10, 10), reply: touchReply(5, "home", commit: "select", sound: "click"),
                    events: [highlightEvent(5, "home", "end"), selectedEvent(5, "home", previous: "chat")],
                    effects: [.play(name: "click", gain: 1, trigger: .select)]) {
             $0.seq = 5; $0.highlighted = nil; $0.selected = "home"; $0.previous = "chat"
@@ -360,7 +360,7 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
                        sourceLocation: sourceLocation) { $0.seq = UInt64(down); $0.highlighted = tab }
             seq += 1
             let up = seq
-            store.send(touchLine("up", x, y), reply: touchReply(up, tab, commit: commit), events: [highlightEvent(up, tab, "end")] + events,
+            store.send(touchLine("up", x, y), reply: touchReply(up, tab, commit: commit, sound: effects.lazy.compactMap { if case let .play(name, _, _) = $0 { name } else { nil } }.first), events: [highlightEvent(up, tab, "end")] + events,
                        effects: effects, sourceLocation: sourceLocation) { $0.seq = UInt64(up); $0.highlighted = nil; update(&$0) }
         }
         tap(250, 20, "chat", commit: "select", [selectedEvent(2, "chat", previous: "home")], [.play(name: "slide", gain: 1, trigger: .select)]) {
@@ -487,7 +487,7 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
             $0.seq = 1; $0.highlighted = "chat"
         }
         store.send(touchLine("up", 250, 20, id: 8), reply: touchReply(1, "chat", ignored: true))
-        store.send(touchLine("up", 250, 20, id: 7), reply: touchReply(2, "chat", commit: "select"),
+        store.send(touchLine("up", 250, 20, id: 7), reply: touchReply(2, "chat", commit: "select", sound: "click"),
                    events: [highlightEvent(2, "chat", "end"), selectedEvent(2, "chat", previous: "home")],
                    effects: [.play(name: "click", gain: 1, trigger: .select)]) {
             $0.seq = 2; $0.highlighted = nil; $0.selected = "chat"; $0.previous = "home"
@@ -498,7 +498,7 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
         store.send(touchLine("down", 250, 20, id: 9), reply: touchReply(3, "chat"), events: [highlightEvent(3, "chat", "begin")]) {
             $0.seq = 3; $0.highlighted = "chat"
         }
-        store.send(touchLine("up", 250, 20, id: 9), reply: touchReply(4, "chat", commit: "reselect"),
+        store.send(touchLine("up", 250, 20, id: 9), reply: touchReply(4, "chat", commit: "reselect", sound: "reselect"),
                    events: [highlightEvent(4, "chat", "end"), reselectedEvent(4, "chat")],
                    effects: [.play(name: "reselect", gain: 1, trigger: .reselect)]) { $0.seq = 4; $0.highlighted = nil }
     }
@@ -508,7 +508,7 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
         store.send(touchLine("down", 187.5, 0), reply: touchReply(1, "post"), events: [highlightEvent(1, "post", "begin")]) {
             $0.seq = 1; $0.highlighted = "post"
         }
-        store.send(touchLine("up", 187.5, 0), reply: touchReply(2, "post", commit: "action"),
+        store.send(touchLine("up", 187.5, 0), reply: touchReply(2, "post", commit: "action", sound: "center"),
                    events: [highlightEvent(2, "post", "end"), ExpectedEvent("action.triggered", #"{"seq":2,"tab":"post","action":"compose"}"#)],
                    effects: [.play(name: "center", gain: 1, trigger: .center)]) {
             $0.seq = 2; $0.highlighted = nil; $0.activeAction = "post"
@@ -520,13 +520,13 @@ func badgeJSON(count: Int, display: String) -> String { #"{"kind":"count","value
         var bar = BarState.defaultBar
         bar.settings.commitOn = .down
         let store = TestStore(bar)
-        store.send(touchLine("down", 20, 30), reply: touchReply(1, "home", commit: "reselect"),
+        store.send(touchLine("down", 20, 30), reply: touchReply(1, "home", commit: "reselect", sound: "reselect"),
                    events: [highlightEvent(1, "home", "begin"), reselectedEvent(1, "home")],
                    effects: [.play(name: "reselect", gain: 1, trigger: .reselect)]) { $0.seq = 1; $0.highlighted = "home" }
         store.send(touchLine("up", 20, 30), reply: touchReply(2, "home"), events: [highlightEvent(2, "home", "end")]) {
             $0.seq = 2; $0.highlighted = nil
         }
-        store.send(touchLine("down", 250, 20), reply: touchReply(3, "chat", commit: "select"),
+        store.send(touchLine("down", 250, 20), reply: touchReply(3, "chat", commit: "select", sound: "click"),
                    events: [highlightEvent(3, "chat", "begin"), selectedEvent(3, "chat", previous: "home")],
                    effects: [.play(name: "click", gain: 1, trigger: .select)]) {
             $0.seq = 3; $0.highlighted = "chat"; $0.selected = "chat"; $0.previous = "home"

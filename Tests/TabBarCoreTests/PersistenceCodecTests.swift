@@ -120,6 +120,28 @@ extension PersistenceCodecTests {
     }
 }
 
+extension PersistenceCodecTests {
+    /// `click_on` is kept as the bar's other settings are: in the snapshot and in the journal
+    /// line of the `bar.configure` that set it; a pressed touch replays as the select it made.
+    @Test func clickOnPressIsKeptAndAPressedTouchReplaysItsCommit() throws {
+        var r = Reducer()
+        var journal: [UInt8] = []
+        try runJournaled(&r, &journal, "bar.configure", #"{"settings":{"click_on":"press"}}"#)
+        let snapshot = Persistence.snapshot(r.state, limits: r.limits)
+        let offset = journal.count
+        try runJournaled(&r, &journal, "touch", #"{"phase":"down","x":250,"y":10,"touch_id":1}"#)
+        try runJournaled(&r, &journal, "touch", #"{"phase":"up","x":250,"y":10,"touch_id":1}"#)
+        #expect(r.state.selected == "chat" && r.state.settings.clickOn == .press)
+        let base = try Persistence.decodeSnapshot(snapshot, limits: r.limits)
+        #expect(base.settings.clickOn == .press)
+        for (from, start) in [("the snapshot", base), ("the start", BarState.defaultBar)] {
+            var replayer = Persistence.Replayer(Reducer(state: start))
+            replayer.feed(from == "the snapshot" ? Array(journal[offset...]) : journal)
+            #expect(Persistence.restored(replayer.reducer.state) == Persistence.restored(r.state), "replayed from \(from)")
+        }
+    }
+}
+
 /// Found by the fuzzer: a touch whose up (or a new down elsewhere) only ended a finger
 /// sequence whose highlight `tab.highlight` had already moved counted a `seq` and
 /// published nothing — a gap in every subscriber's seqs.

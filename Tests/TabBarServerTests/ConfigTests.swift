@@ -68,6 +68,7 @@ enum Conformance {
         (#"{"log_level":"loud"}"#, #"log_level: must be one of "error", "warning", "notice", "info", "debug", not "loud""#),
         (#"{"bar":[]}"#, "bar: must be an object like bar.configure's params, not an array"),
         (#"{"bar":{"items":[{"id":5}]}}"#, "bar.items[0].id: must be a string, not a number"),
+        (#"{"bar":{"items":[{"id":"a"}],"settings":{"click_on":"release"}}}"#, #"bar.settings.click_on: must be one of "commit", "press", not "release""#),
         ("null", #"the configuration must be a JSON object ({"key": value, …}), not null"#),
         ("[]", #"the configuration must be a JSON object ({"key": value, …}), not an array"#),
         ("", "not valid JSON at line 1, column 1: empty input"),

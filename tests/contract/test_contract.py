@@ -1169,6 +1169,20 @@ class TestProtocolDocExamples(DaemonTest):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(p.stdout, expected, script)
 
+    def test_click_on_press(self):
+        """docs/PROTOCOL.md's "Click on press" example, run as written on a fresh daemon."""
+        with open(PROTOCOL_MD, encoding="utf-8") as f:
+            text = f.read()
+        start = text.index("\n### Click on press\n")
+        body = text[start:text.find("\n### ", start + 1)]
+        pairs = re.findall(r"```sh\n(.*?)```\n```\n(.*?)```", body, re.S)
+        self.assertEqual(len(pairs), 1)
+        script, expected = pairs[0]
+        p = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True,
+                           env=dict(os.environ, S=self.daemon.socket), timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, expected, script)
+
 
 # ---------------------------------------------------------------------------
 class CountingResult(unittest.TextTestResult):

@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Tap → the look that shows it, painted, in headless Chromium (docs/WEB.md, "Latency").
+"""Tap → the look that shows it, painted, and touch down → click at the sink, in headless
+Chromium (docs/WEB.md, "Latency").
 
 Starts a daemon (null audio) on a temporary socket and tabbard-web on an ephemeral
 port, and opens pages in one browser, each 390×844 with touch:
   - tabbard: the web front end on the daemon's built-in bar (it commits on touch up),
-             once per --variants entry (where the page reads its WebSocket);
-  - self:    a page that draws its own selected look on touchstart (no daemon),
-             the floor of what a page can do.
-Taps are real touch input (CDP Input.dispatchTouchEvent: touchStart, touchEnd
-60 ms later) on two tabs in turn, the two pages interleaved, 150–500 ms apart
-(seeded). Each page records, from the input event's timeStamp (pointerup for
+             once per --variants entry (where the page reads its WebSocket), with the
+             bar's default `click_on: "commit"` (the click at the commit, on touch up);
+  - press:   the --press-variant page again, tapped with the bar set to `click_on:
+             "press"` (the click when the finger lands; the commit still on touch up);
+  - self:    a page that draws its own selected look and plays its own Web Audio click
+             on touchstart (no daemon), the floor of what a page can do.
+The pages share the daemon: before each tap, the bar's click_on is set to that page's
+(`tabbarctl call bar.configure`, between taps). Taps are real touch input (CDP
+Input.dispatchTouchEvent: touchStart, touchEnd --hold-ms later, 80 by default: a
+person's tap holds the finger down ~50–150 ms) on two tabs in turn, the pages
+interleaved, 150–500 ms apart (seeded). Each page records, from the input event's timeStamp (pointerup for
 tabbard, touchstart for self), the requestAnimationFrame callback after the look
 was drawn (the frame that paints it); tabbard also when the tab.selected frame is
 read and when the state that shows it is drawn (tests/web/instrument.js, loaded
@@ -19,6 +25,7 @@ from the tabbard page.
 Usage: measure_click.py --bin DIR --sounds DIR --root REPO [--taps N]
 """
 import argparse
+import json
 import os
 import queue
 import random
@@ -72,7 +79,7 @@ def center(page, sel):
     return page.eval_on_selector(sel, "e => { const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2] }")
 
 
-def tap(cdp, xy, hold_s=0.06):
+def tap(cdp, xy, hold_s):
     """A touch start and end; returns when each was dispatched (CLOCK_MONOTONIC ns)."""
     point = [{"x": xy[0], "y": xy[1], "id": 1}]
     t0 = time.monotonic_ns()
@@ -146,6 +153,9 @@ def main():
     ap.add_argument("--sink", metavar="PWMONITOR",
                     help="also time the clicks at a private PipeWire sink's monitor (rig/rig.sh; "
                          "the daemon plays through ALSA, Chromium through pipewire-pulse): the pwmonitor to use")
+    ap.add_argument("--hold-ms", type=float, default=80, help="ms between touchStart and touchEnd (default 80)")
+    ap.add_argument("--press-variant", default="worker",
+                    help="the page (a --variants entry's form) also tapped with click_on \"press\"; \"\" for none")
     ap.add_argument("--variants", default="main,worker,shared&settle=12",
                     help="tabbard pages measured side by side, each ?socket=VARIANT: main (the WebSocket on the "
                          "page's thread), worker (in a dedicated Worker, the page's default), shared&settle=MS "
@@ -171,9 +181,11 @@ def main():
             browser = pw.chromium.launch(executable_path=args.chromium, **launch,
                                          args=["--no-sandbox", "--autoplay-policy=no-user-gesture-required"])
             variants = args.variants.split(",")
-            pages, targets, count = {}, {}, {}
-            for v in variants:
-                page = open_page(browser, rig, viewport=PHONE, has_touch=True, query=f"&socket={v}")
+            pages, targets, count, click_on = {}, {}, {}, {}
+            for v in variants + (["press"] if args.press_variant else []):
+                click_on[v] = "press" if v == "press" else "commit"
+                q = args.press_variant if v == "press" else v
+                page = open_page(browser, rig, viewport=PHONE, has_touch=True, query=f"&socket={q}")
                 page.add_script_tag(path=os.path.join(HERE, "instrument.js"))
                 page.wait_for_function("!!window.tabbardLatency", timeout=WAIT_MS)
                 pages[v] = page
@@ -185,20 +197,28 @@ def main():
             targets["self"] = [center(ref, "#a"), center(ref, "#b")]
             count["self"] = "window.selfLatency.painted.length"
             cdps = {name: p.context.new_cdp_session(p) for name, p in pages.items()}
+            bar_click_on = "commit"
             for i in range(args.taps + 10):
                 for name in pages:
                     p = pages[name]
+                    if name in click_on and click_on[name] != bar_click_on:
+                        bar_click_on = click_on[name]
+                        subprocess.run([rig.ctl, "--socket", rig.sock, "call", "bar.configure",
+                                        json.dumps({"settings": {"click_on": bar_click_on}})],
+                                       check=True, capture_output=True, env=rig.env, timeout=30)
+                        p.wait_for_function(f"window.tabbard.client.state.settings.click_on === '{bar_click_on}'",
+                                            timeout=WAIT_MS)
                     p.bring_to_front()
                     n = p.evaluate(count[name])
                     if name == "self":
                         k = i % 2
                     else:  # the tab that is not selected (the pages share the daemon's selection)
                         k = 0 if p.evaluate("window.tabbard.client.state.selected") != "nearby" else 1
-                    t0, t1 = tap(cdps[name], targets[name][k])
+                    t0, t1 = tap(cdps[name], targets[name][k], args.hold_ms / 1000)
                     p.wait_for_function(f"{count[name]} > {n}", timeout=WAIT_MS)
-                    if sink and i >= 10:  # tabbard commits on touch up; the page plays its own on touchstart
-                        o = sink.onset_after(t0 if name == "self" else t1)
-                        heard.setdefault(name, []).append(None if o is None else (o - (t0 if name == "self" else t1)) / 1e6)
+                    if sink and i >= 10:  # the first click after the touch went down (the only one of the tap)
+                        o = sink.onset_after(t0)
+                        heard.setdefault(name, []).append(None if o is None else ((o - t0) / 1e6, (o - t1) / 1e6))
                     time.sleep(rnd.uniform(0.15, 0.5))
             page = pages[variants[0]]
             rtt = page.evaluate("""async () => {
@@ -208,23 +228,28 @@ def main():
                     t = performance.now(); await c.request("tab.select", {tab: i % 2 ? "chat" : "me"}); out.select.push(performance.now() - t);
                 }
                 return out; }""")
-            got = {v: pages[v].evaluate("window.tabbardLatency") for v in variants}
+            got = {v: pages[v].evaluate("window.tabbardLatency") for v in pages if v != "self"}
             own = ref.evaluate("window.selfLatency")
             browser.close()
     finally:
         rig.close()
         if sink:
             sink.close()
+    print(f"hold: {args.hold_ms:g} ms between touchStart and touchEnd")
     for name, v in heard.items():
         got_v = [x for x in v if x is not None]
-        start = "touch start" if name == "self" else "touch up"
+        who = ("a page that plays its own Web Audio click on touchstart" if name == "self" else
+               f"tabbard ({args.press_variant}), click_on press" if name == "press" else f"tabbard ({name}), click_on commit")
         if got_v:
-            print(line(f"tap ({start} dispatched) → click's onset at the sink, {name} "
-                       f"({len(v) - len(got_v)} of {len(v)} not heard)", got_v))
+            print(line(f"touch down (dispatched) → click's onset at the sink, {who} "
+                       f"({len(v) - len(got_v)} of {len(v)} not heard)", [d for d, _ in got_v]))
+            if name not in ("self", "press"):
+                print(line("  touch up (dispatched) → click's onset at the sink (part of it)", [u for _, u in got_v]))
         else:
-            print(f"tap → click at the sink, {name}: none of {len(v)} heard")
-    for v in variants:
-        print(line(f"tap (touch up) → selected look painted, tabbard ({v})", got[v]["painted"][10:]))
+            print(f"touch down → click at the sink, {who}: none of {len(v)} heard")
+    for v in variants + (["press"] if args.press_variant else []):
+        label = f"{args.press_variant}, click_on press" if v == "press" else v
+        print(line(f"tap (touch up) → selected look painted, tabbard ({label})", got[v]["painted"][10:]))
         print(line("  tap → the pointerup handler runs (part of it)", got[v]["handler"][10:]))
         print(line("  tap → tab.selected read by the page (part of it)", got[v]["event"][10:]))
         print(line("  tap → the state that shows it drawn (part of it)", got[v]["state"][10:]))

@@ -537,6 +537,39 @@ def check_sockets(rig, page, ctx):
             p.close()
 
 
+def check_click_on(rig, page, ctx):
+    """click_on: the seed bar that clicks on press shows it, the page's switch sets it in the daemon,
+    and a tap on the page under "press" starts its click with the touch's down."""
+    page.click('#styles button[data-style="custom-five-buttons"]')
+    page.wait_for_function("document.querySelector('#click-on-press').checked", timeout=WAIT_MS)
+    page.uncheck("#click-on-press")
+    for _ in deadline_loop(WAIT_MS / 1000, "the daemon's click_on to become commit"):
+        if rig.state_now()["settings"]["click_on"] == "commit":
+            break
+    page.check("#click-on-press")
+    for _ in deadline_loop(WAIT_MS / 1000, "the daemon's click_on to become press"):
+        if rig.state_now()["settings"]["click_on"] == "press":
+            break
+    p = open_page(ctx["browser"], rig, viewport=PHONE, has_touch=True)
+    try:
+        assert p.evaluate("document.querySelector('#click-on-press').checked"), "a second page does not show click_on press"
+        seq0 = rig.ctl_json("state")["seq"]
+
+        def event(method, **params):  # an event of this tap (newer than seq0) with these params
+            def match(line):
+                e = json.loads(line)
+                p = e.get("params", {})
+                return e.get("method") == method and p.get("seq", -1) > seq0 and all(p.get(k) == v for k, v in params.items())
+            return json.loads(rig.events.wait(match, f"{method} {params}"))
+        p.tap('[data-tab="two"]')
+        begin = event("tab.highlighted", tab="two", phase="begin")
+        assert begin["params"].get("sound") == "click", begin
+        event("tab.selected", tab="two")
+        selected_is(p, "two")
+    finally:
+        p.close()
+
+
 def web_children(rig):
     """The tabbarctl pipes running under this rig's websocketd."""
     kids = lambda pid: [int(k) for t in os.listdir(f"/proc/{pid}/task")
@@ -635,6 +668,7 @@ CHECKS = [
     ("CJK, Arabic/Hebrew (mirrored) and long titles: drawn, one line, inside, at 320/390/1280 px", check_titles_layout),
     ("reduced motion: cues skipped or instant, the daemon's phases unchanged", check_reduced_motion),
     ("touch taps select with the socket read on the page, in a Worker, and through shared memory", check_sockets),
+    ("click_on: the press seed shows it, the page's switch sets it, a tap clicks on its down", check_click_on),
     ("pages that close leave no ERROR line", check_close_quiet),
     ("a second tabbard-web on the busy port: one line, non-zero, the first untouched", check_one_instance),
     ("tabbard-web leaves nothing behind on TERM, INT, or when websocketd dies", check_cleanup),
