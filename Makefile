@@ -27,7 +27,7 @@ SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
 TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 
 # Debian packages the build, the tests and the benchmarks use.
-APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
+APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsoxr-dev alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
 # What the man pages, completions and the .deb need (make man, make deb, make test-package).
 PACKAGING_APT_PACKAGES = scdoc man-db groff-base dpkg-dev file lintian bash-completion zsh fish
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
