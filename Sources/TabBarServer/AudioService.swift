@@ -40,7 +40,7 @@ final class AudioService {
     init(config: ServerConfig) {
         self.config = config
         let format = PCMFormat(rate: 48000, channels: 2)
-        loader = SoundLoader(delayPerSoundMs: Posix.env("TABBARD_TEST_SOUND_DELAY_MS").flatMap { Int($0) } ?? 0)
+        loader = SoundLoader(gate: Posix.env("TABBARD_TEST_SOUND_GATE"))
         if config.clock == .manual {
             // A harness's clicks are deterministic: every sound is there before the first client.
             bank = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: format, log: AudioService.log)

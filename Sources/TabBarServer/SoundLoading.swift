@@ -37,7 +37,7 @@ enum HeldLine {
 
 extension AudioService {
     /// A click whose sound arrives later than this after its touch is not played.
-    static let lateClickNs: UInt64 = 250_000_000
+    static let lateClickNs: UInt64 = 1_000_000_000
 
     var loadFD: Int32 { loader.fd }
 
