@@ -97,8 +97,9 @@ extension AudioService {
         }
         guard !added.isEmpty || !failed.isEmpty else { return }
         replace(bank.adding(added, failures: failed))
-        let ready = load!.waiting.filter { !isPending($0.name) }
-        load!.waiting.removeAll { !isPending($0.name) }
+        let waiting = load!.waiting
+        let ready = waiting.filter { !isPending($0.name) }
+        load!.waiting = waiting.filter { isPending($0.name) }
         for w in ready { w.run() }
     }
 
