@@ -40,7 +40,7 @@ let package = Package(
         // are built by the Makefile with cc, not by SwiftPM.
         .systemLibrary(name: "CBench", path: "bench/CBench"),
         .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient", "TabBarCore", "CBench"], path: "bench",
-                          exclude: ["floor", "preload", "fbdclient", "canberra", "sink", "CBench", "ir"]),
+                          exclude: ["floor", "preload", "fbdclient", "canberra", "sink", "CBench", "ir", "sounds"]),
 
         // The protocol fuzzer: invariants in a library (also run by FuzzTests), the libFuzzer
         // entry point in an executable (`make fuzz` builds it with --sanitize=fuzzer).
