@@ -104,19 +104,25 @@ extension AudioService {
     }
 
     private func replace(_ fresh: SoundBank) {
+        // (At start-up the old bank's sounds are all in the new one: nothing to free.)
+        let old = load?.progressive == true ? nil : SoundLoader.Parcel(bank)
         bank = fresh
         lastPlayed = nil
         engine?.replaceBank(fresh)
+        if let old { SoundLoader.dispose(old) }
     }
 
     /// The whole bank is in: swapped in, everything waiting told.
     private func finish(with fresh: SoundBank) {
         guard let finished = load else { return }
+        let t0 = MonotonicClock.nanoseconds()
         replace(fresh)
         load = nil
-        let ms = String((MonotonicClock.nanoseconds() - finished.startedNs) / 1_000_000)
+        let t1 = MonotonicClock.nanoseconds()
+        // ms: the whole load; swap_us: what the swap cost the loop.
         Log.notice(finished.progressive ? "Sounds loaded" : "Sounds reloaded",
-                   ["sounds": String(fresh.sounds.count), "failed": String(fresh.failures.count), "ms": ms])
+                   ["sounds": String(fresh.sounds.count), "failed": String(fresh.failures.count),
+                    "ms": String((t1 - finished.startedNs) / 1_000_000), "swap_us": String((t1 - t0) / 1000)])
         warnAboutSoundMap()
         for w in finished.waiting { w.run() }
         for d in finished.done { d(fresh.failures) }
