@@ -327,6 +327,18 @@ bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build
 	  --sink-json .bench/sink.json $(ARGS)
 	@for r in select touch; do printf '%s: ' "$$r"; REQUEST=$$r bash bench/ir/ir.sh .build/release/tabbard 3; done
 
+## bench-sounds: loading sounds off the loop (bench/sounds; docs/AUDIO.md and PERFORMANCE.md, "Loading sounds"): libsamplerate
+## against libsoxr's recipes, cost and quality; then tabbard on Debian's Lomiri ringtones (lomiri-sounds): the socket at start,
+## pings on another connection during sound.reload and SIGHUP, the watchdog, the largest file the limits allow. Not part of `make test`.
+.PHONY: bench-sounds
+SOUNDS_BENCH_APT_PACKAGES = lomiri-sounds libsamplerate0
+bench-sounds: release
+	$(call apt_install,$(SOUNDS_BENCH_APT_PACKAGES))
+	@mkdir -p .build/bench
+	cc -O2 -o .build/bench/resample bench/sounds/resample.c -lsoxr -l:libsamplerate.so.0 -lm
+	.build/bench/resample
+	python3 bench/sounds/loadbench.py --daemon .build/release/tabbard --sounds /usr/share/sounds/lomiri/ringtones --limit-file
+
 ## bench-deps: what only the benchmark needs (the feedbackd reference); not part of `make test`
 bench-deps: deps pipewire-deps
 	$(call apt_install,$(BENCH_APT_PACKAGES))
