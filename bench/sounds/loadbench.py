@@ -98,6 +98,7 @@ def loading(c):
 PINGER = r"""
 import json, os, select, socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rb"); f.readline()
+print("ready", flush=True)
 times = []; k = 0
 while not select.select([sys.stdin], [], [], 0)[0]:
     k += 1
@@ -110,11 +111,13 @@ print(json.dumps(times))
 """
 
 
-def pings_while(sock, busy):
-    """Pings every 2 ms on a connection of its own while busy() is true: the reply times (s).
-    The pinger is a process of its own with one thread: this script's other threads (and
-    Python's GIL) do not delay its replies."""
+def pings_while(sock, busy, start=lambda: None):
+    """Pings every 2 ms on a connection of its own, from `start()` while busy() is true: the
+    reply times (s). The pinger is a process of its own with one thread, connected before
+    `start()`: this script's other threads (and Python's GIL) do not delay its replies."""
     p = subprocess.Popen([sys.executable, "-c", PINGER, sock], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    p.stdout.readline()  # connected, hello read
+    start()
     while busy():
         time.sleep(0.005)
     out, _ = p.communicate(b"stop")
@@ -158,32 +161,39 @@ def run_once(daemon, sounds, work):
         # The same pings with nothing loading: what the machine gives anyway.
         t = time.monotonic()
         out["idle pings"] = pings_while(sock, lambda: time.monotonic() - t < 1.5)
-        # sound.reload on A; pings on B meanwhile.
-        t = time.monotonic()
-        want = a.send("sound.reload")
+        # sound.reload on A; pings on another connection meanwhile.
         state = {"busy": True}
 
         def wait_reload():
             a.reply(want)
             state["busy"] = False
-        th = threading.Thread(target=wait_reload)
-        th.start()
-        out["reload pings"] = pings_while(sock, lambda: state["busy"])
+
+        def reload():
+            nonlocal want, t, th
+            t = time.monotonic()
+            want = a.send("sound.reload")
+            th = threading.Thread(target=wait_reload)
+            th.start()
+        want, t, th = 0, 0.0, None
+        out["reload pings"] = pings_while(sock, lambda: state["busy"], start=reload)
         th.join()
         out["reload"] = time.monotonic() - t
         # SIGHUP: the sounds reload while `loading` is true.
-        t = time.monotonic()
-        p.send_signal(signal.SIGHUP)
-        hup = {"seen": False}
+        hup = {"seen": False, "t": 0.0}
+
+        def sighup():
+            hup["t"] = time.monotonic()
+            p.send_signal(signal.SIGHUP)
 
         def sighup_running():
+            t = hup["t"]
             if time.monotonic() - t > 120:
                 return False
             busy = loading(b)
             hup["seen"] = hup["seen"] or busy
             return busy or (not hup["seen"] and time.monotonic() - t < 2)
-        out["sighup pings"] = pings_while(sock, sighup_running)
-        out["sighup"] = time.monotonic() - t
+        out["sighup pings"] = pings_while(sock, sighup_running, start=sighup)
+        out["sighup"] = time.monotonic() - hup["t"]
         out["watchdog gap"] = notify.worst_gap()
         out["rss MB"] = vm_hwm(p.pid)
     finally:
