@@ -132,6 +132,15 @@ def summary(times):
     return f"{len(times)} pings, p50 {statistics.median(times) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms, worst {times[-1] * 1000:.2f} ms"
 
 
+def cpu_waited_us():
+    """The kernel's CPU pressure (PSI): µs some task waited for a CPU, since boot (None without PSI)."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return int(f.readline().split("total=")[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def vm_hwm(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -147,6 +156,7 @@ def run_once(daemon, sounds, work):
     env.pop("TABBARD_SOCKET", None)
     log = open(os.path.join(work, "log"), "w")
     t0 = time.monotonic()
+    waited0 = cpu_waited_us()
     p = subprocess.Popen([daemon, "--no-config", "--socket", sock, "--state", os.path.join(work, "state.json"),
                           "--sounds", sounds, "--audio", "null"], stderr=log, env=env)
     out = {}
@@ -196,6 +206,8 @@ def run_once(daemon, sounds, work):
         out["sighup"] = time.monotonic() - hup["t"]
         out["watchdog gap"] = notify.worst_gap()
         out["rss MB"] = vm_hwm(p.pid)
+        waited = cpu_waited_us()
+        out["cpu pressure"] = (waited - waited0) / 1e4 / (time.monotonic() - t0) if waited is not None else float("nan")
     finally:
         p.terminate()
         p.wait(timeout=30)
@@ -253,6 +265,7 @@ def main():
             print(f"  sound.reload {o['reload']:.2f} s: {summary(o['reload pings'])}")
             print(f"  SIGHUP {o['sighup']:.2f} s: {summary(o['sighup pings'])}")
             print(f"  the swaps on the loop (start-up, sound.reload, SIGHUP): {', '.join(str(u) for u in o['swaps us'])} µs")
+            print(f"  the machine: some task waited for a CPU {o['cpu pressure']:.0f} % of the run (PSI)")
             print(f"  watchdog: longest gap between pings {o['watchdog gap']:.3f} s (due every {WATCHDOG_USEC / 2e6:.2f} s)")
         if args.limit_file:
             r = limit_file(args.daemon, work)
