@@ -27,7 +27,7 @@ SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
 TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 
 # Debian packages the build, the tests and the benchmarks use.
-APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsamplerate0 alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
+APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsoxr-dev alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
 # What the man pages, completions and the .deb need (make man, make deb, make test-package).
 PACKAGING_APT_PACKAGES = scdoc man-db groff-base dpkg-dev file lintian bash-completion zsh fish
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
@@ -326,6 +326,18 @@ bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build
 	  --floor .build/bench/floor --shim .build/bench/libclickshim.so --fbdclient .build/bench/fbdclient \
 	  --sink-json .bench/sink.json $(ARGS)
 	@for r in select touch; do printf '%s: ' "$$r"; REQUEST=$$r bash bench/ir/ir.sh .build/release/tabbard 3; done
+
+## bench-sounds: loading sounds off the loop (bench/sounds; docs/AUDIO.md and PERFORMANCE.md, "Loading sounds"): libsamplerate
+## against libsoxr's recipes, cost and quality; then tabbard on Debian's Lomiri ringtones (lomiri-sounds): the socket at start,
+## pings on another connection during sound.reload and SIGHUP, the watchdog, the largest file the limits allow. Not part of `make test`.
+.PHONY: bench-sounds
+SOUNDS_BENCH_APT_PACKAGES = lomiri-sounds libsamplerate0
+bench-sounds: release
+	$(call apt_install,$(SOUNDS_BENCH_APT_PACKAGES))
+	@mkdir -p .build/bench
+	cc -O2 -o .build/bench/resample bench/sounds/resample.c -lsoxr -l:libsamplerate.so.0 -lm
+	.build/bench/resample
+	python3 bench/sounds/loadbench.py --daemon .build/release/tabbard --sounds /usr/share/sounds/lomiri/ringtones --limit-file
 
 ## bench-deps: what only the benchmark needs (the feedbackd reference); not part of `make test`
 bench-deps: deps pipewire-deps

@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
 
         // accept4, which Glibc's module hides without _GNU_SOURCE (a header, no library).
         .systemLibrary(name: "CTabBarSystem", path: "Sources/CTabBarSystem"),
@@ -25,7 +26,7 @@ let package = Package(
         // Every system call goes through here: EINTR retried once, EAGAIN a value, errors typed,
         // the one monotonic clock (README, "System calls").
         .target(name: "TabBarSystem", dependencies: ["CTabBarSystem"]),
-        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSystemd"]),
+        .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSoxr", "CSystemd"]),
         // Release builds of the state loop skip the run-time exclusivity checks (one thread owns
         // every object in it; debug builds, which the tests run, keep them): docs/PERFORMANCE.md.
         .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"],
@@ -39,7 +40,7 @@ let package = Package(
         // are built by the Makefile with cc, not by SwiftPM.
         .systemLibrary(name: "CBench", path: "bench/CBench"),
         .executableTarget(name: "tabbard-bench", dependencies: ["TabBarClient", "TabBarCore", "CBench"], path: "bench",
-                          exclude: ["floor", "preload", "fbdclient", "canberra", "sink", "CBench", "ir"]),
+                          exclude: ["floor", "preload", "fbdclient", "canberra", "sink", "CBench", "ir", "sounds"]),
 
         // The protocol fuzzer: invariants in a library (also run by FuzzTests), the libFuzzer
         // entry point in an executable (`make fuzz` builds it with --sanitize=fuzzer).

@@ -53,13 +53,13 @@ extension AlsaSink {
         log?(.debug, "audio settle steps=\(steps.map { "\($0.1)@\(($0.0 - steps[0].0) / 1000)us" })\(pieces)\(cut ? " (cut short by a sound)" : "")")
         guard steps.count >= 2 else {
             linked = !steps.isEmpty
-            if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(deviceName)") }
+            if !linked { log?(.warning, "audio stream took no audio for 1 s (no session manager linked it?) device=\(logValue(deviceName))") }
             return
         }
         let pull = AlsaSink.pull(steps: steps, availMin: availMin, rate: rate)
         if pull > availMin {
             setAvailMin(min(pull, bufferFrames - periodFrames))
-            log?(.info, "audio server takes \(pull) frames a cycle; avail_min raised to \(availMin) device=\(deviceName)")
+            log?(.info, "audio server takes \(pull) frames a cycle; avail_min raised to \(availMin) device=\(logValue(deviceName))")
         }
         pullFrames = max(pull, 1)
     }

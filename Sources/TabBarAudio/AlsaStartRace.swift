@@ -107,7 +107,7 @@ extension AlsaSink {
         startCopy.frames = 0
         let said = "delay \(delay.map(String.init) ?? "unknown") of \(frames) frames written, \(startCopy.delayAfter.map(String.init) ?? "unknown") after the last write, \(since / 1000) us after the start"
         guard race else {
-            log?(.debug, "audio stream flagged an underrun with nothing taken that it saw; a real one (\(said)) device=\(deviceName)")
+            log?(.debug, "audio stream flagged an underrun with nothing taken that it saw; a real one (\(said)) device=\(logValue(deviceName))")
             return false
         }
         // Writing the copy starts the stream again, and so may meet the race again: a few tries.
@@ -119,7 +119,7 @@ extension AlsaSink {
                 startCopy.startedAt = monotonicNanos()
                 startCopy.replays += 1
                 startCopy.delayAfter = AlsaSink.delay(pcm)
-                log?(.debug, "audio stream flagged an underrun as it started, with nothing taken (\(said)); wrote its \(frames) frames again device=\(deviceName)")
+                log?(.debug, "audio stream flagged an underrun as it started, with nothing taken (\(said)); wrote its \(frames) frames again device=\(logValue(deviceName))")
                 return true
             }
             if r != -EPIPE { return false }   // (a short write, or another error)

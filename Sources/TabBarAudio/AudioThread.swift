@@ -144,7 +144,7 @@ extension AudioRenderer {
             }
             setState(.idle)
             shared.available.store(true, ordering: .releasing)
-            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(sink.deviceName) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing.rawValue)")
+            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(logValue(sink.deviceName)) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing.rawValue)")
             return true
         } catch {
             let reason = (error as? AudioError)?.reason ?? "\(error)"
@@ -153,7 +153,7 @@ extension AudioRenderer {
             setState(.unavailable, reason: reason)
             shared.available.store(false, ordering: .releasing)
             // One line per new reason: a retry loop does not flood the log.
-            if !same { log(.error, "audio device unavailable device=\(sink.deviceName) reason=\"\(reason)\"") }
+            if !same { log(.error, "audio device unavailable device=\(logValue(sink.deviceName)) reason=\(logValue(reason))") }
             return false
         }
     }
@@ -331,7 +331,7 @@ extension AudioRenderer {
     func deviceFailed(_ error: Error, _ why: VoiceFailure) -> Mode {
         let reason = (error as? AudioError)?.reason ?? "\(error)"
         counters.errors.add(1, ordering: .relaxed)
-        log(.error, "audio device failed device=\(sink.deviceName) reason=\"\(reason)\"")
+        log(.error, "audio device failed device=\(logValue(sink.deviceName)) reason=\(logValue(reason))")
         // The reason first: the voices' reports name it, and `play` never sees "unavailable" with a stale state.
         shared.device.withLock { $0.lastError = reason }
         closeWithVoices(why)
@@ -345,7 +345,7 @@ extension AudioRenderer {
         let why: VoiceFailure = run.everProgressed ? .stalled : .neverLinked
         counters.stalls.add(1, ordering: .relaxed)
         let ms = (monotonicNanos() &- run.progressAt) / 1_000_000
-        log(.warning, "audio stream made no progress for \(ms) ms while sounds waited; reopening device=\(sink.deviceName) reason=\"\(why.text(device: ""))\"")
+        log(.warning, "audio stream made no progress for \(ms) ms while sounds waited; reopening device=\(logValue(sink.deviceName)) reason=\(logValue(why.text(device: "")))")
         sink.stop()
         closeWithVoices(why)
         setState(.unavailable, reason: why.text(device: ""))

@@ -1,74 +1,46 @@
-import CALSA
+import CSoxr
 
-/// Converts decoded audio into the device format at load time: channel mapping,
-/// then sample-rate conversion with libsamplerate (loaded at run time).
+/// Sample-rate conversion at load time with libsoxr (`Resampler`, fed chunk by chunk by
+/// `Decoder`). docs/AUDIO.md, "Formats", has the measured cost of each quality.
 public enum Converter {
-    /// libsamplerate converter types (SRC_SINC_BEST_QUALITY …). Wire strings as the case names.
-    public enum Quality: Int32, Sendable {
-        case best = 0, medium = 1, fastest = 2, linear = 4
-    }
+    /// libsoxr's quality recipes.
+    public enum Quality: String, CaseIterable, Sendable {
+        /// 'Quick' cubic interpolation.
+        case quick
+        /// 16-bit, larger roll-off.
+        case low
+        /// 16-bit, medium roll-off.
+        case medium
+        /// 20-bit (≈ 120 dB), 91 % pass-band: soxr's default.
+        case high
+        /// 28-bit.
+        case veryHigh
 
-    /// The converter used by `SoundBank.load` (sounds are converted once, so the best one).
-    public static let quality: Quality = .best
-
-    /// Whether libsamplerate could be loaded.
-    public static var resamplerAvailable: Bool { tabbard_src_available() != 0 }
-
-    /// Maps channels: equal counts copy; mono goes to every output channel; to mono
-    /// averages all inputs; otherwise output channel `c` takes input `c % inputChannels`.
-    static func mapChannels(_ samples: [Float], from src: Int, to dst: Int) -> [Float] {
-        if src == dst { return samples }
-        let frames = samples.count / src
-        var out = [Float](repeating: 0, count: frames * dst)
-        if dst == 1 {
-            let scale = 1 / Float(src)
-            for f in 0..<frames {
-                var sum: Float = 0
-                for c in 0..<src { sum += samples[f * src + c] }
-                out[f] = sum * scale
-            }
-        } else {
-            for f in 0..<frames {
-                for c in 0..<dst { out[f * dst + c] = samples[f * src + (c % src)] }
+        var recipe: UInt {
+            switch self {
+            case .quick: return UInt(TABBARD_SOXR_QQ)
+            case .low: return UInt(TABBARD_SOXR_LQ)
+            case .medium: return UInt(TABBARD_SOXR_MQ)
+            case .high: return UInt(TABBARD_SOXR_HQ)
+            case .veryHigh: return UInt(TABBARD_SOXR_VHQ)
             }
         }
-        return out
     }
 
-    /// Resamples interleaved audio with libsamplerate's `src_simple`.
-    static func resample(_ samples: [Float], channels: Int, from: Int, to: Int, path: String,
-                         quality: Quality = Converter.quality) throws -> [Float] {
+    /// The quality sounds are converted with: 20-bit is past what the 16-bit device format
+    /// carries, at 1/25 of libsamplerate's best's cost (docs/AUDIO.md).
+    public static let quality: Quality = .high
+
+    /// Resamples interleaved audio in one go (tests and the measurement in docs/AUDIO.md).
+    public static func resample(_ samples: [Float], channels: Int, from: Int, to: Int,
+                                quality: Quality = Converter.quality) throws(AudioError) -> [Float] {
         if from == to { return samples }
         let frames = samples.count / channels
-        let ratio = Double(to) / Double(from)
-        let capacity = Int((Double(frames) * ratio).rounded(.up)) + 64
-        var out = [Float](repeating: 0, count: capacity * channels)
-        let got = samples.withUnsafeBufferPointer { inp in
-            out.withUnsafeMutableBufferPointer { o in
-                tabbard_src_convert(inp.baseAddress, frames, o.baseAddress, capacity, ratio,
-                                    Int32(channels), quality.rawValue)
-            }
-        }
-        if got == -1 {
-            throw AudioError.convert(path: path, reason: "needs resampling \(from) → \(to) Hz but libsamplerate.so.0 (Debian package libsamplerate0) cannot be loaded")
-        }
-        if got < 0 {
-            let code = Int32(-(got + 1000))
-            throw AudioError.convert(path: path, reason: "libsamplerate: \(String(cString: tabbard_src_strerror(code)))")
-        }
-        out.removeLast(out.count - got * channels)
+        let r = try Resampler(from: from, to: to, channels: channels, maxInput: max(frames, 1), path: "<memory>", quality: quality)
+        var out: [Float] = []
+        out.reserveCapacity((Int(Double(frames) * Double(to) / Double(from)) + 64) * channels)
+        try r.process(samples, frames: frames, appendingTo: &out)
+        try r.finish(appendingTo: &out)
         return out
-    }
-
-    /// Decoded audio → samples in `format`.
-    static func convert(_ audio: DecodedAudio, to format: PCMFormat, path: String) throws -> [Float] {
-        let src = audio.format.channels
-        // Resample with the smaller channel count.
-        if format.channels < src {
-            let mapped = mapChannels(audio.samples, from: src, to: format.channels)
-            return try resample(mapped, channels: format.channels, from: audio.format.rate, to: format.rate, path: path)
-        }
-        let resampled = try resample(audio.samples, channels: src, from: audio.format.rate, to: format.rate, path: path)
-        return mapChannels(resampled, from: src, to: format.channels)
     }
 }

@@ -15,6 +15,8 @@ public final class Sound: @unchecked Sendable, CustomStringConvertible {
     public let source: String
     /// The file's own format before conversion.
     public let sourceFormat: PCMFormat
+    /// Frames in the file itself (before conversion).
+    public let sourceFrames: Int
     /// Largest absolute sample value.
     public let peak: Float
     /// Interleaved samples, `frames * channels` of them.
@@ -22,7 +24,7 @@ public final class Sound: @unchecked Sendable, CustomStringConvertible {
     private let storage: UnsafeMutableBufferPointer<Float>
 
     /// Takes ownership of `storage` (allocated with `UnsafeMutableBufferPointer.allocate`).
-    init(name: String, source: String, sourceFormat: PCMFormat, format: PCMFormat,
+    init(name: String, source: String, sourceFormat: PCMFormat, sourceFrames: Int? = nil, format: PCMFormat,
          storage: UnsafeMutableBufferPointer<Float>) {
         self.name = name
         self.source = source
@@ -30,6 +32,7 @@ public final class Sound: @unchecked Sendable, CustomStringConvertible {
         self.rate = format.rate
         self.channels = format.channels
         self.frames = format.channels > 0 ? storage.count / format.channels : 0
+        self.sourceFrames = sourceFrames ?? self.frames
         self.storage = storage
         self.samples = UnsafeBufferPointer(storage)
         var p: Float = 0

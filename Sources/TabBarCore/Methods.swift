@@ -292,12 +292,16 @@ public enum Methods {
         .server("sound.play", "Plays a loaded sound.", params: [.string("name", maxBytes: 256, required: true, "The sound's name (sound.list).")],
                 result: Schema.sent(["voice": Schema.seq]),
                 errors: [MethodError("unknown_sound", "No sound has that name."),
+                         MethodError("sound_not_loaded", "The sound was to be loaded but was not (data.reason says why: the file's problem)."),
                          MethodError("audio_unavailable", "The audio device cannot play now.")]) { p, _ throws(RPCError) in
             return .soundPlay(try p.requiredString("name", maxLength: 256))
         },
-        .server("sound.list", "The loaded sounds.", params: [], result: Schema.sent(["sounds": Schema.array(Schema.anyObject)])) { _, _ throws(RPCError) in .soundList },
-        .server("sound.reload", "Reloads the sound files, like SIGHUP.", params: [],
-                result: Schema.sent(["sounds": Schema.seq, "failures": Schema.array(Schema.sent(["source": Schema.str, "reason": Schema.str]))])) { _, _ throws(RPCError) in .soundReload },
+        .server("sound.list", "The loaded sounds, the sounds that failed to load and why, and whether a load is still running.", params: [],
+                result: Schema.sent(["sounds": Schema.array(Schema.anyObject)],
+                                    optional: ["failed": Schema.array(Schema.sent(["source": Schema.str, "reason": Schema.str], optional: ["name": Schema.str])),
+                                               "loading": Schema.boolean])) { _, _ throws(RPCError) in .soundList },
+        .server("sound.reload", "Reloads the sound files, like SIGHUP; answered once the new sounds are in (other connections are served meanwhile).", params: [],
+                result: Schema.sent(["sounds": Schema.seq, "failures": Schema.array(Schema.sent(["source": Schema.str, "reason": Schema.str], optional: ["name": Schema.str]))])) { _, _ throws(RPCError) in .soundReload },
         .server("subscribe", "Sends this connection the events of these topics (all when absent), replacing its topics; the reply is the snapshot.",
                 params: [Field("topics", Schema.array(Schema.strings(Topics.all)), "Event names or their first parts (see x-events).")],
                 result: Results.state) { p, _ throws(RPCError) in

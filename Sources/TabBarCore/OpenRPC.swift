@@ -16,7 +16,7 @@ public enum OpenRPC {
         "parse_error": -32700, "invalid_request": -32600, "method_not_found": -32601, "invalid_params": -32602,
         "internal_error": -32603, "unknown_tab": -32001, "not_selectable": -32002, "conflict": -32003,
         "unknown_sound": -32004, "audio_unavailable": -32005, "limit_exceeded": -32006, "permission_denied": -32007,
-        "storage_failed": -32008, "clock_not_manual": -32009, "capture_failed": -32010,
+        "storage_failed": -32008, "clock_not_manual": -32009, "capture_failed": -32010, "sound_not_loaded": -32011,
     ]
 
     static func code(_ kind: String) -> Int {

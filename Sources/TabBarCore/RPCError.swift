@@ -77,6 +77,12 @@ public struct RPCError: Error, Equatable, Sendable {
         RPCError(code: -32004, kind: "unknown_sound", message: "There is no sound \"\(name)\"; `sound.list` shows the loaded sounds.",
                  extra: [JSON.Member("name", .string(name))])
     }
+    /// A sound that was to be loaded (a file in a sound directory, a `sound_files` entry) but
+    /// is not: the file's problem, or (at start-up) that it is still loading.
+    public static func soundNotLoaded(_ name: String, _ reason: String) -> RPCError {
+        RPCError(code: -32011, kind: "sound_not_loaded", message: "The sound \"\(name)\" is not loaded: \(reason).",
+                 extra: [JSON.Member("name", .string(name)), JSON.Member("reason", .string(reason))])
+    }
     public static func audioUnavailable(_ why: String) -> RPCError {
         RPCError(code: -32005, kind: "audio_unavailable", message: "The audio device cannot play now: \(why).")
     }

@@ -6,8 +6,12 @@ import TabBarAudio
 /// fallback to the null sink when no device can be opened.
 final class AudioService {
     var config: ServerConfig { didSet { lastPlayed = nil } }
-    private(set) var bank: SoundBank
+    var bank: SoundBank
     private(set) var engine: AudioEngine?
+    /// Decodes and resamples sounds off the state loop (SoundLoading.swift).
+    let loader: SoundLoader
+    /// The load running, if any, and what waits for it.
+    var load: SoundLoad?
     /// Which device `--audio auto`'s sink plays (real device or null sink meanwhile); nil in the other modes.
     private let fallback: FallbackSink.Status?
     /// The null sink, when it is the sink (captures; its virtual clock under `--clock manual`).
@@ -16,7 +20,7 @@ final class AudioService {
     /// The sound `play` found last and how it retriggers (a run of taps plays one click: no
     /// lookup in the bank or the config, no hashing of its name, per click). Forgotten when
     /// the bank or the config is replaced.
-    private var lastPlayed: (name: String, sound: Sound, retrigger: Retrigger)?
+    var lastPlayed: (name: String, sound: Sound, retrigger: Retrigger)?
 
     /// Which sink is in use, for logs, STATUS= and stats.
     var sinkName: String {
@@ -36,7 +40,14 @@ final class AudioService {
     init(config: ServerConfig) {
         self.config = config
         let format = PCMFormat(rate: 48000, channels: 2)
-        bank = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: format, log: AudioService.log)
+        loader = SoundLoader(gate: Posix.env("TABBARD_TEST_SOUND_GATE"))
+        if config.clock == .manual {
+            // A harness's clicks are deterministic: every sound is there before the first client.
+            bank = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: format, log: AudioService.log)
+        } else {
+            // Sounds arrive as they load (SoundLoading.swift); clients are served meanwhile.
+            bank = SoundBank(format: format)
+        }
         if config.soundDirs.isEmpty {
             Log.warning("No sounds directory found (looked for Sounds/click.wav); pass --sounds DIR. Sounds are unavailable.")
         }
@@ -71,6 +82,11 @@ final class AudioService {
         } catch {
             startError = "\(error)"
             Log.error("Audio engine did not start; sounds are unavailable", ["error": "\(error)"])
+        }
+        if config.clock == .manual {
+            warnAboutSoundMap()
+        } else {
+            startLoad(progressive: true)
         }
     }
 
@@ -112,11 +128,14 @@ final class AudioService {
     /// a click the reducer asked for is only counted (and logged at debug level).
     enum Refusal: Error, Equatable {
         case unknownSound(String)
+        /// The sound was to be loaded but was not (name, why).
+        case notLoaded(String, String)
         case unavailable(String)
 
         var error: RPCError {
             switch self {
             case .unknownSound(let name): return .unknownSound(name)
+            case let .notLoaded(name, why): return .soundNotLoaded(name, why)
             case .unavailable(let why): return .audioUnavailable(why)
             }
         }
@@ -129,7 +148,11 @@ final class AudioService {
         if let last = lastPlayed, last.name == name {
             (sound, retrigger) = (last.sound, last.retrigger)
         } else {
-            guard let found = bank.sound(named: name) else { return .failure(.unknownSound(name)) }
+            guard let found = bank.sound(named: name) else {
+                if let f = bank.failure(named: name) { return .failure(.notLoaded(name, f.reason)) }
+                if isPending(name) { return .failure(.notLoaded(name, "it is still loading")) }
+                return .failure(.unknownSound(name))
+            }
             (sound, retrigger) = (found, config.soundRetrigger[name] ?? .overlap)
             lastPlayed = (name, sound, retrigger)
         }
@@ -147,26 +170,26 @@ final class AudioService {
         engine?.drainReports(played: played, failed: failed)
     }
 
+    /// `sound.list`'s loaded sounds: `frames`/`rate`/`channels` describe the file as given,
+    /// `device` what it was converted to at load.
     func soundList() -> [JSON] {
-        // frames/rate/channels describe the file as given; "device" what it was converted to at load.
         bank.sounds.map { s in
             let src = s.sourceFormat
-            let srcFrames = src.rate == s.rate ? s.frames : Int((Double(s.frames) * Double(src.rate) / Double(s.rate)).rounded())
-            return .obj(["name": .string(s.name), "frames": .int(srcFrames), "rate": .int(src.rate),
+            return .obj(["name": .string(s.name), "frames": .int(s.sourceFrames), "rate": .int(src.rate),
                          "channels": .int(src.channels), "source": .string(s.source),
                          "device": .obj(["frames": .int(s.frames), "rate": .int(s.rate), "channels": .int(s.channels)])])
         }
     }
 
-    /// Reloads the sound bank; voices already playing finish. Returns the files that failed.
-    @discardableResult
-    func reload() -> [(String, String)] {
-        let fresh = SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: bank.format, log: AudioService.log)
-        bank = fresh
-        lastPlayed = nil
-        engine?.replaceBank(fresh)
-        Log.notice("Sounds reloaded", ["sounds": String(fresh.sounds.count), "failed": String(fresh.failures.count)])
-        return fresh.failures.map { ($0.path, $0.reason) }
+    /// `sound.list`'s `failed`: each sound (or directory) that did not load, and why.
+    func failedList() -> [JSON] {
+        bank.failures.map { f in
+            var m: [JSON.Member] = []
+            if let n = f.name { m.append(JSON.Member("name", .string(n))) }
+            m.append(JSON.Member("source", .string(f.path)))
+            m.append(JSON.Member("reason", .string(f.reason)))
+            return .object(m)
+        }
     }
 
     func statsJSON() -> JSON {
@@ -180,5 +203,8 @@ final class AudioService {
         return .object(m)
     }
 
-    func shutdown() { engine?.shutdown() }
+    func shutdown() {
+        loader.cancel()
+        engine?.shutdown()
+    }
 }

@@ -71,6 +71,12 @@ public struct ConfigSource: Sendable {
         if let logLevel { c.logLevel = logLevel; c.origins["log_level"] = "flag:--log-level" }
         if let clock { c.clock = clock; c.origins["clock"] = "flag:--clock" }
         if let capture { c.capturePath = capture; c.origins["capture"] = "flag:--capture" }
+        // What Listener.bind refuses (sun_path holds 108 bytes with its NUL); ignored when systemd passes the socket.
+        let bytes = c.socketPath.utf8.count
+        if bytes > 107 && Posix.env("LISTEN_FDS") == nil {
+            let error = ConfigError(key: "socket", "\(Log.quoted(c.socketPath)) is \(bytes) bytes; a Unix socket path is at most 107")
+            throw c.origins["socket"]?.hasPrefix("file:") == true ? error.inFile(c.configFile ?? "") : error
+        }
         return c
     }
 

@@ -25,6 +25,11 @@ final class Connection {
     var readPaused = false
     /// Bytes read but not yet framed when reading was paused (at most one read).
     var unread: [UInt8] = []
+    /// A request of this client waits for the sounds (`sound.reload`, a `sound.play` of a sound
+    /// still loading): it is not read, and lines already read wait in `heldLines`, so that its
+    /// replies stay in request order (SoundLoading.swift).
+    var held = false
+    var heldLines: [HeldLine] = []
     /// Events were dropped; a `state.resync` is owed.
     var owesResync = false
     /// Fell behind and has not caught up since (its queue has not been empty).

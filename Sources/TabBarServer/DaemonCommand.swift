@@ -110,6 +110,12 @@ public enum DaemonCommand {
             return 1
         }
         if check {
+            // What a start would report about the sounds fails the check too.
+            let problems = SoundCheck.problems(config)
+            guard problems.isEmpty else {
+                for p in problems { fail("config: \(p)") }
+                return 1
+            }
             print(source.describe(config), terminator: "")
             return 0
         }

@@ -59,7 +59,7 @@ final class EventLoop {
 
     /// Watches `c` for what it is ready for: input unless paused or half-closed, output while some is queued.
     func rewatch(_ c: Connection) {
-        let events = (c.readPaused || c.readClosed ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
+        let events = (c.readPaused || c.readClosed || c.held ? 0 : EPOLLIN.rawValue) | (c.pollingOut ? EPOLLOUT.rawValue : 0)
         do throws(Errno) { try Sys.epollControl(epfd, EPOLL_CTL_MOD, c.fd, events: events) } catch {
             Log.error("Cannot change what is watched of a client (epoll_ctl)", ["client": String(c.id), "error": "\(error)"])
         }

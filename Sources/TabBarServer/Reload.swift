@@ -7,15 +7,16 @@ extension Server {
     /// changes nothing. Clients stay connected; the state is untouched.
     func reloadConfiguration() {
         Systemd.notify(Systemd.reloadingMessage(status: "Reloading the configuration", nowNs: MonotonicClock.nanoseconds()))
-        defer { notifyReady() }
+        // READY=1 once the new sounds are in (they load off the loop: SoundLoading.swift).
         guard let configSource else {
             Log.notice("SIGHUP: reloading sounds")
-            audio.reload()
+            audio.reload { [self] _ in notifyReady() }
             return
         }
         let fresh: ServerConfig
         do { fresh = try configSource.load() } catch {
             Log.error("Reload refused: the configuration is not valid; nothing changed", ["error": error.message])
+            notifyReady()
             return
         }
         var applied: [String] = [], waiting: [String] = []
@@ -35,7 +36,7 @@ extension Server {
         audio.config.soundDirs = config.soundDirs
         audio.config.soundFiles = config.soundFiles
         Log.notice("Configuration reloaded", ["file": config.configFile ?? "none", "applied": applied.isEmpty ? "none" : applied.joined(separator: ",")])
-        audio.reload()
+        audio.reload { [self] _ in notifyReady() }
         let restart = waiting.filter { $0 != "bar" }
         if !restart.isEmpty {
             Log.warning("Changed in the configuration but applied only at the next start; restart tabbard to apply them", ["keys": restart.joined(separator: ",")])

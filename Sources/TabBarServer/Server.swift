@@ -100,7 +100,8 @@ public final class Server: TransportDelegate {
         transport = Transport(loop: loop, config: config, stats: stats, peerLogs: peerLogs, hello: Wire.notification("hello", hello))
         transport.delegate = self
         guard loop.watch(loop.listenFD, EPOLLIN.rawValue), loop.watch(loop.signalFD, EPOLLIN.rawValue),
-              audio.reportFD < 0 || loop.watch(audio.reportFD, EPOLLIN.rawValue) else {
+              audio.reportFD < 0 || loop.watch(audio.reportFD, EPOLLIN.rawValue),
+              audio.loadFD < 0 || loop.watch(audio.loadFD, EPOLLIN.rawValue) else {
             loop.closeListener(socketPath: config.socketPath)
             throw ServerError("cannot set up the event loop: epoll_ctl failed (see the error above)")
         }
@@ -143,7 +144,11 @@ public final class Server: TransportDelegate {
         } else if fd == audio.reportFD {
             deliverStaged()
             publishSoundReports()
+        } else if fd == audio.loadFD {
+            deliverStaged()
+            audio.applyLoaded()  // SoundLoading.swift
         } else if let c = transport.connection(fd: fd) {
+            if c.held && event.events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { transport.drop(c); return }
             if event.events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
                 transport.read(c, now: now)
             }
@@ -166,6 +171,7 @@ public final class Server: TransportDelegate {
     /// A framed line from a client: dispatched, then staged (a state command) or served.
     func received(_ line: LineFramer.Line, from c: Connection, readNs: UInt64) {
         guard !c.closed else { return }
+        if c.held { keepHeld(line, from: c, readNs: readNs); return }
         if case .tooLong = line { stats.linesTooLong += 1 }
         switch dispatcher.dispatch(line, limits: committer.limits) {
         case let .refused(error, id, isRequest):
@@ -183,6 +189,7 @@ public final class Server: TransportDelegate {
             case .server(let command):
                 // A server command reads only committed state: what is staged goes first.
                 deliverStaged()
+                if let id, holdIfWaiting(command, from: c, id: id, readNs: readNs) { return }
                 let result = serve(command, from: c, readNs: readNs)
                 if let id {
                     transport.queueReply(to: c, id: id, result, readNs: readNs, now: MonotonicClock.nanoseconds())
@@ -223,6 +230,10 @@ public final class Server: TransportDelegate {
         for effect in effects {
             switch effect {
             case let .play(name, gain, _):
+                if audio.bank.sound(named: name) == nil && audio.isPending(name) {
+                    playWhenLoaded(name, gain: gain, requestedAt: MonotonicClock.nanoseconds())
+                    continue
+                }
                 switch audio.play(name: name, gain: gain, requestedAt: MonotonicClock.nanoseconds(), wake: false) {
                 case .success:
                     stats.soundsPlayed += 1
@@ -255,11 +266,12 @@ public final class Server: TransportDelegate {
         case .stateGet:
             return .success(.state(seq: state.seq, state, committer.limits))
         case .soundList:
-            return .success(.json(.obj(["sounds": .array(audio.soundList())])))
+            return .success(.json(.obj(["sounds": .array(audio.soundList()), "failed": .array(audio.failedList()),
+                                        "loading": .bool(audio.load != nil)])))
         case .soundReload:
-            let failures = audio.reload()
-            return .success(.json(.obj(["sounds": .int(audio.bank.sounds.count),
-                                        "failures": .array(failures.map { .obj(["source": .string($0.0), "reason": .string($0.1)]) })])))
+            // (A request is held until the new bank is in: `holdIfWaiting`; a notification only starts it.)
+            audio.reload { _ in }
+            return .success(.empty)
         case .soundPlay(let name):
             let gain = state.feedback.profile == .silent ? 0 : state.feedback.volume
             switch audio.play(name: name, gain: gain, requestedAt: readNs) {

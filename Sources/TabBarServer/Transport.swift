@@ -139,7 +139,7 @@ final class Transport {
     /// hands each framed line to the delegate, stamped with this loop turn's time.
     func read(_ c: Connection, now: UInt64) {
         var reads = 0
-        while !c.closed && !c.readClosed && !c.readPaused && reads < 8 {
+        while !c.closed && !c.readClosed && !c.readPaused && !c.held && reads < 8 {
             let n: Int
             do throws(Errno) {
                 guard case .done(let got) = try Sys.read(c.fd, into: &readBuffer) else { break }
@@ -323,7 +323,7 @@ final class Transport {
             if c.closed { continue }
             let pending = c.queued > 0
             if pending != c.pollingOut { clients.setPollingOut(c, pending); changed = true }
-            if c.readClosed && !pending {
+            if c.readClosed && !pending && !c.held {
                 drop(c)
                 continue
             }

@@ -133,6 +133,8 @@ import TabBarCore
         let d = try Daemon()
         defer { #expect(d.stop() == 0) }
         let c = try RawClient(path: d.socket)
+        // (Sounds arrive as they load; a click of one still to come plays when it arrives, after the stats below.)
+        try waitUntil("the sounds to load") { try c.call("sound.list")["result"]?["loading"] == .bool(false) }
         var batch = ""
         for k in 0..<50 {
             batch += #"{"id":\#(k),"method":"tab.select","params":{"tab":"\#(k % 2 == 0 ? "chat" : "me")"}}"# + "\n"

@@ -46,7 +46,7 @@ import Testing
         let s = try #require(bank.sound(named: "a"))
         #expect(s.sourceFormat == PCMFormat(rate: 44100, channels: 2))
         #expect(abs(s.frames - 4800) <= 1)
-        let source = try Decoder.decode(path: dir.file("a.wav"))
+        let source = try Decoder.decode(path: dir.file("a.wav"), into: PCMFormat(rate: 44100, channels: 2))
         let sourcePeak = source.samples.map { abs($0) }.max() ?? 0
         #expect(abs(s.peak - sourcePeak) < 0.02 * sourcePeak)
     }

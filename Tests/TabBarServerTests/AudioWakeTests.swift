@@ -17,6 +17,7 @@ import TabBarCore
         let dir = Rigs.tempDir("tabbard-wake")
         defer { _ = system("rm -rf '\(dir)'") }
         let server = try Rigs.server(in: dir, sounds: [sounds])
+        SoundLookupTests.settle(server.audio)  // (sounds load off the loop; a click waits for its sound)
         let (conns, fds) = Rigs.connections(1)
         defer { for fd in fds { close(fd) } }
         func engine() -> JSON? { server.audio.statsJSON()["engine"] }

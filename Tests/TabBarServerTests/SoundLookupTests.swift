@@ -17,11 +17,22 @@ import TabBarCore
         cfg.audio = .null
         let audio = AudioService(config: cfg)
         defer { audio.shutdown() }
+        SoundLookupTests.settle(audio)
         let now = MonotonicClock.nanoseconds()
         for _ in 0..<3 { #expect(throws: Never.self) { try audio.play(name: "click", gain: 1, requestedAt: now).get() } }
         #expect(unlink("\(dir)/click.wav") == 0)
-        audio.reload()
+        audio.reload { _ in }
+        SoundLookupTests.settle(audio)
         #expect(audio.play(name: "click", gain: 1, requestedAt: now) == .failure(.unknownSound("click")))
         #expect(throws: Never.self) { try audio.play(name: "reselect", gain: 1, requestedAt: now).get() }
+    }
+
+    /// What the state loop does with the loader's eventfd, until no load runs.
+    static func settle(_ audio: AudioService) {
+        while audio.load != nil {
+            var p = pollfd(fd: audio.loadFD, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&p, 1, 10_000) == 1)
+            audio.applyLoaded()
+        }
     }
 }

@@ -990,7 +990,14 @@ class TestSounds(DaemonTest):
 
     def test_sound_list(self):
         c = self.connect()
+        # Sounds arrive as they load after start-up; `loading` says when the list is whole.
+        deadline = time.monotonic() + TIMEOUT
         r = c.call("sound.list")
+        while r.get("loading") and time.monotonic() < deadline:
+            time.sleep(0.01)   # polling interval, bounded by the deadline above
+            r = c.call("sound.list")
+        self.assertIs(r.get("loading"), False, r)
+        self.assertEqual(r.get("failed"), [], r)
         sounds = r.get("sounds")
         self.assertIsInstance(sounds, list, r)
         by_name = {s.get("name"): s for s in sounds}
