@@ -44,19 +44,34 @@ import TabBarTesting
     func outOfDescriptorsTurnsClientsAwayWithOneLine() throws {
         let d = try startDaemon()
         defer { #expect(d.stop() == 0) }
-        // A client that got its hello: the daemon is set up and in its loop (it listens before).
+        // A client that got its hello: the daemon is set up and in its loop (it listens before);
+        // and its sounds are loaded, so no sound file is open while the descriptors are counted.
         var clients = [try RawClient(path: d.socket)]
+        try waitUntil("the sounds to load") { try clients[0].call("sound.list")["result"]?["loading"] == .bool(false) }
         let pid = d.process.processIdentifier
-        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
-        #expect(open > 3)
-        // Room for one more descriptor: one more client, then none.
-        let limit = try runCapturing("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(open + 1):\(open + 1)"])
-        #expect(limit.status == 0, "\(limit.stderr)")
-        clients.append(try RawClient(path: d.socket))
+        func descriptors() -> [String] {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return fds.sorted().map { "\($0)→" + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) ?? "?") }
+        }
+        let before = descriptors()
+        let open = Set(before.compactMap { Int($0.prefix { $0 != "→" }) })
+        #expect(open.count > 3)
+        // Room for a few more descriptors, then none. RLIMIT_NOFILE bounds a descriptor's
+        // number and a new one takes the lowest free number, so the limit leaves one
+        // number past the highest open (above the daemon's spare descriptor, which it frees to turn a client
+        // away) and the room is every free number below it (a closed sound file leaves a hole).
+        let limit = open.max()! + 2
+        let room = limit - open.count
+        let set = try runCapturing("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(limit):\(limit)"])
+        #expect(set.status == 0, "\(set.stderr)")
+        for _ in 0..<room { clients.append(try RawClient(path: d.socket)) }
         for _ in 0..<3 {
             let over = try connectSocket(d.socket)
             defer { close(over) }
-            let lines = try readUntilEOF(over)
+            let lines: [String]
+            do { lines = try readUntilEOF(over) } catch {
+                throw TestFailure("\(error); the daemon's descriptors when counted: \(before); now: \(descriptors())")
+            }
             #expect(lines.count == 1 && lines[0].contains(#""kind":"limit_exceeded""#) && lines[0].contains("out of file descriptors"), "\(lines)")
         }
         #expect(try clients[0].call("ping")["result"] == .obj([:]))
