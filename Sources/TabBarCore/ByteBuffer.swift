@@ -119,7 +119,7 @@ public struct ByteBuffer: ~Copyable {
 
     deinit { base.deallocate() }
 
-    // A buffer used as a queue (a connection's output, Connection.swift); offsets are into
+    // A buffer used as a queue (a connection's output, Transport.swift); offsets are into
     // `bytes`, what was written after the reserved room.
 
     /// The written byte at offset `i`.

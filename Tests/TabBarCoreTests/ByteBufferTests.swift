@@ -1,7 +1,7 @@
 import Testing
 @testable import TabBarCore
 
-/// The byte buffer as a connection's queue (Connection.swift: replies encoded into it,
+/// The byte buffer as a connection's queue (Transport.swift: replies encoded into it,
 /// sent bytes dropped from its front, events pruned from its end) and the array helpers
 /// that move a step's outputs instead of copying them.
 @Suite struct ByteBufferTests {
