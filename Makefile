@@ -327,7 +327,7 @@ bench: release bench-deps .build/bench/floor .build/bench/libclickshim.so .build
 	  --sink-json .bench/sink.json $(ARGS)
 	@for r in select touch; do printf '%s: ' "$$r"; REQUEST=$$r bash bench/ir/ir.sh .build/release/tabbard 3; done
 
-## bench-sounds: loading sounds off the loop (bench/sounds; docs/AUDIO.md and PERFORMANCE.md, "Loading sounds"): libsamplerate
+## bench-sounds: loading sounds off the loop (bench/sounds; docs/SOUNDS.md and PERFORMANCE.md, "Loading sounds"): libsamplerate
 ## against libsoxr's recipes, cost and quality; then tabbard on Debian's Lomiri ringtones (lomiri-sounds): the socket at start,
 ## pings on another connection during sound.reload and SIGHUP, the watchdog, the largest file the limits allow. Not part of `make test`.
 .PHONY: bench-sounds

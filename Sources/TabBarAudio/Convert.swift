@@ -31,7 +31,7 @@ public enum Converter {
     /// carries, at 1/25 of libsamplerate's best's cost (docs/AUDIO.md).
     public static let quality: Quality = .high
 
-    /// Resamples interleaved audio in one go (tests and the measurement in docs/AUDIO.md).
+    /// Resamples interleaved audio in one go (tests and the measurement in docs/SOUNDS.md).
     public static func resample(_ samples: [Float], channels: Int, from: Int, to: Int,
                                 quality: Quality = Converter.quality) throws(AudioError) -> [Float] {
         if from == to { return samples }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sounds loaded without stalling anyone (docs/AUDIO.md, "Loading"; issue 38's targets).
+"""Sounds loaded without stalling anyone (docs/SOUNDS.md, "Loading off the state loop"; issue 38's targets).
 
 Starts tabbard (--audio null) on a sound directory with a notify socket of its own and
 WATCHDOG_USEC, and measures, on the real clock:
@@ -8,9 +8,10 @@ WATCHDOG_USEC, and measures, on the real clock:
     (worst and p99 reply time), and how long the reload took;
   - the watchdog: the longest gap between two WATCHDOG=1 pings over the whole run, against
     the interval it pings at (half of WATCHDOG_USEC).
-With --limit-file it also makes the largest file the documented limits allow (29.9 s,
-384 kHz, 8 channels, 16-bit: 184 MB, in a temporary directory) and measures its load time
-and the daemon's peak memory (VmHWM) against the same daemon with no sounds.
+With --limit-file it also makes the largest files the documented limits allow (29.9 s,
+384 kHz, 8 channels, 16-bit: a 184 MB WAV, and a FLAC of unknown length; in a temporary
+directory) and measures each one's load time and the daemon's peak memory (VmHWM) against
+the same daemon with no sounds.
 
   python3 bench/sounds/loadbench.py --daemon .build/release/tabbard \
       --sounds /usr/share/sounds/lomiri/ringtones [--limit-file] [--runs 3]
@@ -21,6 +22,7 @@ import argparse
 import re
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -220,16 +222,22 @@ def run_once(daemon, sounds, work):
 
 
 def limit_file(daemon, work):
-    """The largest file the limits allow: its load time and the daemon's peak memory."""
-    d = os.path.join(work, "limit")
-    os.makedirs(d)
-    path = os.path.join(d, "limit.wav")
-    # 29.9 s × 384 kHz × 8 ch × 2 bytes = 183.7 MB; bounded by ulimit -f in case sox runs away.
-    subprocess.run(["sh", "-c", f"ulimit -f 400000; sox -R -r 384000 -n -c 8 -b 16 '{path}' synth 29.9 pinknoise vol 0.5"],
-                   check=True, stderr=subprocess.DEVNULL)
+    """The largest files the limits allow (29.9 s, 384 kHz, 8 channels): a WAV (183.7 MB), and the same
+    as FLAC written to a pipe (its length unknown to libsndfile, so the result grows as it is read):
+    each one's load time and the daemon's peak memory, and a daemon with no sounds for reference."""
+    make = {
+        "WAV": "sox -R -r 384000 -n -c 8 -b 16 '{path}.wav' synth 29.9 pinknoise vol 0.5",
+        "FLAC, length unknown": "sox -R -r 384000 -n -c 8 -b 16 -t flac - synth 29.9 pinknoise vol 0.5 | cat > '{path}.flac'",
+    }
+    os.makedirs(os.path.join(work, "empty"), exist_ok=True)
     res = {}
-    for label, sounds in (("no sounds", os.path.join(work, "empty")), ("limit file", d)):
-        os.makedirs(os.path.join(work, "empty"), exist_ok=True)
+    for label in ["no sounds"] + list(make):
+        sounds = os.path.join(work, "empty")
+        if label in make:
+            sounds = tempfile.mkdtemp(dir=work)
+            # Bounded by ulimit -f (KB) in case sox runs away.
+            subprocess.run(["sh", "-c", "ulimit -f 400000; " + make[label].format(path=os.path.join(sounds, "limit"))],
+                           check=True, stderr=subprocess.DEVNULL)
         w = tempfile.mkdtemp(dir=work)
         sock = os.path.join(w, "s")
         t0 = time.monotonic()
@@ -243,7 +251,8 @@ def limit_file(daemon, work):
         finally:
             p.terminate()
             p.wait(timeout=30)
-    os.unlink(path)
+        if label in make:
+            shutil.rmtree(sounds)
     return res
 
 
@@ -269,10 +278,10 @@ def main():
             print(f"  watchdog: longest gap between pings {o['watchdog gap']:.3f} s (due every {WATCHDOG_USEC / 2e6:.2f} s)")
         if args.limit_file:
             r = limit_file(args.daemon, work)
-            (t0, m0, _), (t1, m1, n1) = r["no sounds"], r["limit file"]
-            print(f"limit file (29.9 s, 384 kHz, 8 ch, 184 MB): loaded={n1} in {t1:.2f} s from spawn "
-                  f"(no sounds: {t0:.2f} s); peak RSS {m1:.1f} MB (no sounds: {m0:.1f} MB, +{m1 - m0:.1f} MB)")
-
+            t0, m0, _ = r.pop("no sounds")
+            for label, (t1, m1, n1) in r.items():
+                print(f"limit file (29.9 s, 384 kHz, 8 ch; {label}): loaded={n1} in {t1:.2f} s from spawn "
+                      f"(no sounds: {t0:.2f} s); peak RSS {m1:.1f} MB (no sounds: {m0:.1f} MB, +{m1 - m0:.1f} MB)")
 
 if __name__ == "__main__":
     sys.exit(main())

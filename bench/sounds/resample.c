@@ -1,4 +1,4 @@
-/* The cost and quality of resampling at load (docs/AUDIO.md, "Resampling"): libsamplerate's
+/* The cost and quality of resampling at load (docs/SOUNDS.md, "Resampling"): libsamplerate's
  * src_simple (what tabbard used before) against libsoxr's quality recipes (what it uses now).
  *
  *   cost:   CPU ms per second of audio, 1 s of stereo 44.1 → 48 kHz, and 1 s of stereo 384 → 48 kHz
