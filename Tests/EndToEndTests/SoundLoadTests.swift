@@ -76,6 +76,47 @@ import TabBarTesting
         try LiveLog(d).waitFor("Sounds reloaded sounds=2 failed=0", after: before)
     }
 
+    /// The watchdog keeps pinging while the start-up load and a `sound.reload` are held (before,
+    /// loading ran on the loop and the pings stopped for the whole load).
+    @Test func theWatchdogPingsWhileSoundsLoad() throws {
+        let gateDir = try makeTempDir("tabbard-wdgate")
+        let gate = gateDir + "/gate"
+        try Data().write(to: URL(fileURLWithPath: gate))
+        let intervalS = 0.1
+        let d = try ActivatedDaemon(watchdogUsec: UInt64(intervalS * 2 * 1_000_000),
+                                    activatorArgs: ["-E", "TABBARD_TEST_SOUND_GATE=\(gate)"])
+        defer { d.cleanUp() }
+        try d.waitForSocketFile()
+        let c = try d.connect()
+        /// WATCHDOG=1 pings over `seconds` while `c` is answered, with the load still held at its end.
+        func pingsWhileHeld(_ seconds: Double) throws -> (Int, Double) {
+            let t0 = ActivatedDaemon.now()
+            while ActivatedDaemon.now() - t0 < seconds {
+                #expect(try c.call("ping")["result"] == .obj([:]))
+                d.notify.collect(timeout: 0.05)
+            }
+            let t1 = ActivatedDaemon.now()
+            #expect(try loading(c), "the load is still held")
+            return (d.notify.messages.filter { $0.text == "WATCHDOG=1" && $0.at >= t0 && $0.at <= t1 }.count, t1 - t0)
+        }
+        #expect(try loading(c))
+        let (atStart, s1) = try pingsWhileHeld(1.5)
+        // Due every 0.1 s; a busy 2-core machine may delay some (as in SystemdTests), none stop.
+        #expect(Double(atStart) >= s1 / intervalS * 0.4, "\(atStart) pings in \(s1) s while the start-up load was held")
+        try FileManager.default.removeItem(atPath: gate)
+        try waitUntil("the start-up load to end") { try !loading(c) }
+
+        try Data().write(to: URL(fileURLWithPath: gate))
+        let r = try d.connect()
+        try r.send(#"{"id":1,"method":"sound.reload"}"# + "\n")
+        try waitUntil("the reload to start") { try loading(c) }
+        let (atReload, s2) = try pingsWhileHeld(1.5)
+        #expect(Double(atReload) >= s2 / intervalS * 0.4, "\(atReload) pings in \(s2) s while sound.reload was held")
+        try FileManager.default.removeItem(atPath: gate)
+        #expect(try r.readJSON()?["result"]?["sounds"] != nil)
+        #expect(d.stop() == 0)
+    }
+
     @Test func aSoundThatFailedToLoadIsListedAndItsPlaySaysWhy() throws {
         let (dir, sounds, gate) = try setUp("tabbard-failed")
         try FileManager.default.removeItem(atPath: gate)
@@ -113,8 +154,9 @@ import TabBarTesting
 
 /// `--check-config` checks what a start checks (issue 38): the sounds and the socket's length.
 @Suite struct CheckConfigSoundTests {
-    func check(_ json: String, _ extra: [String] = []) throws -> (Int32, String, String, String) {
+    func check(_ json: String, _ extra: [String] = [], prepare: (String) throws -> Void = { _ in }) throws -> (Int32, String, String, String) {
         let dir = try makeTempDir("tabbard-checksnd")
+        try prepare(dir)
         let path = dir + "/config.json"
         try Data(json.replacingOccurrences(of: "DIR", with: dir).utf8).write(to: URL(fileURLWithPath: path))
         let (status, out, err) = try runTabbard(["--check-config", path, "--sounds", Paths.sounds] + extra, unset: ["TABBARD_SOCKET", "LISTEN_FDS"])
@@ -130,13 +172,28 @@ import TabBarTesting
     }
 
     @Test func soundFilesMustBeRegularDecodableFiles() throws {
-        let (status, out, err, path) = try check(#"{"sound_files":{"adir":"DIR","gone":"DIR/nope.wav","text":"DIR/config.json"}}"#)
+        let (status, out, err, path) = try check(#"{"sound_files":{"adir":"DIR","gone":"DIR/nope.wav","text":"DIR/notes.wav"}}"#) {
+            try Data("a text file named .wav".utf8).write(to: URL(fileURLWithPath: $0 + "/notes.wav"))
+        }
         let dir = (path as NSString).deletingLastPathComponent
         #expect(status == 1 && out.isEmpty)
         #expect(err.contains("\(path): sound_files.adir: \"\(dir)\": a directory, not a sound file"), "\(err)")
         #expect(err.contains("\(path): sound_files.gone: \"\(dir)/nope.wav\": No such file or directory"), "\(err)")
-        #expect(err.contains("\(path): sound_files.text: \"\(dir)/config.json\": "), "\(err)")
+        #expect(err.contains("\(path): sound_files.text: \"\(dir)/notes.wav\": "), "\(err)")
         #expect(err.split(separator: "\n").count == 3)
+    }
+
+    @Test func aSoundMapTargetThatDoesNotLoadAndAnUnreadableDirectoryFailTheCheck() throws {
+        let (status, out, err, path) = try check(#"{"sound_files":{"broken":"DIR/broken.wav"},"sound_map":{"select":"broken"}}"#) {
+            try Data("RIFF garbage".utf8).write(to: URL(fileURLWithPath: $0 + "/broken.wav"))
+        }
+        let dir = (path as NSString).deletingLastPathComponent
+        #expect(status == 1 && out.isEmpty)
+        #expect(err.contains("\(path): sound_files.broken: \"\(dir)/broken.wav\": "), "\(err)")
+        #expect(err.contains("\(path): sound_map.select: the sound \"broken\" does not load: \"\(dir)/broken.wav\": "), "\(err)")
+        let (s2, o2, e2) = try runTabbard(["--check-config", path, "--sounds", dir + "/nodir"], unset: ["TABBARD_SOCKET", "LISTEN_FDS"])
+        #expect(s2 == 1 && o2.isEmpty)
+        #expect(e2.contains("sounds: \"\(dir)/nodir\": cannot read the directory: No such file or directory"), "\(e2)")
     }
 
     @Test func aSocketPathTooLongFailsTheCheckAsItFailsTheStart() throws {
