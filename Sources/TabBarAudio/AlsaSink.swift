@@ -59,6 +59,9 @@ public final class AlsaSink: AudioSink {
     /// `AudioSink.refillMarginFrames`): `pulseRefillMargin` through PulseAudio's plugin, else 0.
     public var refillMarginFrames: Int { isPulsePlugin ? Int(AlsaSink.pulseRefillMargin * Double(format.rate)) : 0 }
     public var standbyConfirmsLink: Bool { isPulsePlugin }
+    /// A sound server's plugin (PipeWire's, PulseAudio's): its server sets a new stream's volume
+    /// from the desktop's volume for its role; `hw:`/`plughw:` stay open.
+    public var reopensAfterIdle: Bool { isPlugin }
     /// Seconds of refill margin through PulseAudio's plugin. Its server plays a cycle of
     /// silence when it holds less than a quantum, keeps what it holds for the next cycle and
     /// tells nobody (docs/AUDIO.md, "PulseAudio's ALSA plugin"), so a refill that arrives

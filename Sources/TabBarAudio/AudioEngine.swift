@@ -107,6 +107,8 @@ public final class AudioEngine: Sendable {
         let runOutXruns = Atomic<Int>(0)
         let streamStarts = Atomic<Int>(0)
         let streamStops = Atomic<Int>(0)
+        /// Streams made anew after an idle stop (`AudioSink.reopensAfterIdle`).
+        let idleReopens = Atomic<Int>(0)
         let errors = Atomic<Int>(0)
         let openFailures = Atomic<Int>(0)
         let chunks = Atomic<Int>(0)

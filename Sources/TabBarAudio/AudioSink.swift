@@ -101,6 +101,11 @@ public protocol AudioSink: AnyObject {
     /// PulseAudio's: `AlsaSink.pulseLoopThread`), or
     /// nil: no thread to look for (the null sink, hardware).
     var pluginThreadName: String? { get }
+    /// Whether the engine closes and opens the device again after each idle stop: a sound
+    /// server's plugin, whose server applies the volume and mute the desktop keeps for the
+    /// stream's role (the alert volume) when a stream is made, not to a running one (PipeWire
+    /// 0.3.65 with WirePlumber 0.4; docs/AUDIO.md, "The desktop's alert volume").
+    var reopensAfterIdle: Bool { get }
     /// Whether a stream that does not move while sounds wait means the device stalled (false
     /// where time only moves when told: the null sink under a `ManualClock`).
     var detectsStalls: Bool { get }
@@ -118,6 +123,7 @@ extension AudioSink {
     public var canStandby: Bool { false }
     public func settle(wakeFD: Int32) {}
     public var pullFrames: Int { 0 }
+    public var reopensAfterIdle: Bool { false }
     public var refillMarginFrames: Int { 0 }
     public var standbyConfirmsLink: Bool { false }
     public var pluginThreadName: String? { nil }

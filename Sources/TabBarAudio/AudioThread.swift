@@ -126,7 +126,7 @@ extension AudioRenderer {
 
     /// Tries to open the sink; on success allocates the mix buffer for its buffer size.
     @discardableResult
-    func openSink() -> Bool {
+    func openSink(quiet: Bool = false) -> Bool {
         do {
             try sink.open()
             sinkOpen = true
@@ -144,7 +144,7 @@ extension AudioRenderer {
             }
             setState(.idle)
             shared.available.store(true, ordering: .releasing)
-            log(recovered ? .notice : .info, "audio device open\(recovered ? " again" : "") device=\(logValue(sink.deviceName)) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing.rawValue)")
+            log(recovered ? .notice : quiet ? .debug : .info, "audio device open\(recovered ? " again" : "") device=\(logValue(sink.deviceName)) rate=\(sink.format.rate) channels=\(sink.format.channels) period=\(sink.periodFrames) buffer=\(sink.bufferFrames) pacing=\(sink.pacing.rawValue)")
             return true
         } catch {
             let reason = (error as? AudioError)?.reason ?? "\(error)"
@@ -262,7 +262,7 @@ extension AudioRenderer {
                     let quiet = monotonicNanos() &- lastSound
                     if quiet >= idleNs {
                         stopStream(silentSince: run.silentSince)  // silent since the standby, not since now
-                        mode = .idle
+                        mode = reopenAfterIdle()
                     } else {
                         _ = pollReadable(wakeFD, timeoutNanos: idleNs - quiet)
                     }
@@ -274,7 +274,7 @@ extension AudioRenderer {
                         if mixer.activeCount > 0 { lastSound = now }
                         else if now &- lastSound >= idleNs {
                             stopStream()
-                            mode = .idle
+                            mode = reopenAfterIdle()
                         }
                     case .standby:
                         counters.standbys.add(1, ordering: .relaxed)
@@ -315,6 +315,19 @@ extension AudioRenderer {
         learnPull()
         publishXruns()
         setState(.idle)
+    }
+
+    /// After an idle stop, a sound server's stream is made anew (closed, opened, measured again),
+    /// so that the next click plays at the volume the desktop has *now* for the stream's role:
+    /// PipeWire applies it only when a stream is made (docs/AUDIO.md, "The desktop's alert
+    /// volume"). Off the click's path: the next click finds the new stream open and prepared.
+    private func reopenAfterIdle() -> Mode {
+        guard sink.reopensAfterIdle, !shared.stopping.load(ordering: .acquiring) else { return .idle }
+        closeSink()
+        guard openSink(quiet: true) else { return .unavailable }
+        counters.idleReopens.add(1, ordering: .relaxed)
+        settleSink()
+        return .idle
     }
 
     /// What this run taught about the device's pull becomes the next run's queue size.

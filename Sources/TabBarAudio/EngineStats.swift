@@ -88,6 +88,7 @@ extension AudioEngine {
         count("run_out_xruns", shared.counters.runOutXruns)
         count("stream_starts", shared.counters.streamStarts)
         count("stream_stops", shared.counters.streamStops)
+        count("idle_reopens", shared.counters.idleReopens)
         count("standbys", shared.counters.standbys)
         count("stalls", shared.counters.stalls)
         count("wakeups", shared.counters.wakeups)

@@ -117,6 +117,7 @@ public final class FallbackSink: AudioSink {
     public var canStandby: Bool { onStandin || primary.canStandby }
     public var standbyConfirmsLink: Bool { !onStandin && primary.standbyConfirmsLink }
     public var pluginThreadName: String? { onStandin ? nil : primary.pluginThreadName }
+    public var reopensAfterIdle: Bool { !onStandin && primary.reopensAfterIdle }
     public func settle(wakeFD: Int32) { current.settle(wakeFD: wakeFD) }
     public func stop() { current.stop() }
     public func close() {

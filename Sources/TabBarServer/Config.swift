@@ -46,6 +46,12 @@ public struct ServerConfig: Sendable {
     /// SCHED_FIFO priority of the audio thread (0 = normal scheduling); see docs/AUDIO.md.
     public var realtimePriority = 83
     public var idleStopMs = 2000
+    /// The stream's role for the desktop (config `stream_role`): PulseAudio's name (`event`), nil for none.
+    public var streamRole: String? = "event"
+    /// What the stream tells a mixer (config `stream_properties`, merged over these defaults; docs/AUDIO.md).
+    public var streamProperties = StreamIdentity.defaultProperties(instance: nil)
+    /// The stream's role and properties, for the sound server (set once at start-up: `DaemonCommand`).
+    public var streamIdentity: StreamIdentity { StreamIdentity(role: streamRole, properties: streamProperties) }
     /// The reducer's and the null sink's clock (config `clock`, `--clock`): `real` or `manual` (docs/HARNESS.md).
     public var clock: ClockMode = .real
     /// A WAV file the null sink writes its stream to from the start (config `capture`, `--capture`).
@@ -64,7 +70,9 @@ public struct ServerConfig: Sendable {
 
     /// Defaults from the environment: XDG and systemd directories.
     public static func defaults() -> ServerConfig {
-        ServerConfig(socketPath: defaultSocketPath(), statePath: defaultStatePath(), soundDirs: defaultSoundDirs())
+        var c = ServerConfig(socketPath: defaultSocketPath(), statePath: defaultStatePath(), soundDirs: defaultSoundDirs())
+        c.streamProperties = StreamIdentity.defaultProperties(instance: Posix.env("TABBARD_INSTANCE"))
+        return c
     }
 
     public static func defaultSocketPath() -> String {

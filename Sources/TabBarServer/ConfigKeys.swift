@@ -107,10 +107,27 @@ struct ConfigKey {
             .int("period_frames", 32...8192, \.periodFrames),
             .int("idle_stop_ms", 0...3_600_000, \.idleStopMs),
             .int("realtime_priority", 0...99, \.realtimePriority),
+            ConfigKey(name: "stream_role", read: { v, c throws(ConfigError) in
+                let r = try v.choice(StreamIdentity.roles.map(\.pulse) + ["none"])
+                c.streamRole = r == "none" ? nil : r
+            }, show: { .string($0.streamRole ?? "none") }),
+            ConfigKey(name: "stream_properties", read: readStreamProperties, show: { c in
+                .object(c.streamProperties.sorted { $0.key < $1.key }.map { JSON.Member($0.key, .string($0.value)) })
+            }),
             .choice("clock", \.clock),
             ConfigKey(name: "capture", read: { v, c throws(ConfigError) in c.capturePath = try v.path() },
                       show: { $0.capturePath.map(JSON.string) ?? .null }),
         ]
+    }
+
+    /// Name → value over the defaults; `""` drops a default.
+    static func readStreamProperties(_ v: ConfigValue, _ c: inout ServerConfig) throws(ConfigError) {
+        for (name, value) in try v.members() {
+            if let why = StreamIdentity.validName(name) { throw ConfigError(key: value.key, "a property name \(why)") }
+            let s = try value.string(maxBytes: 256)
+            if let why = StreamIdentity.validValue(s) { throw ConfigError(key: value.key, why) }
+            c.streamProperties[name] = s.isEmpty ? nil : s
+        }
     }
 
     static func readSoundMap(_ v: ConfigValue, _ c: inout ServerConfig) throws(ConfigError) {

@@ -129,6 +129,8 @@ public enum DaemonCommand {
         } else {
             Log.info("No configuration file; using the defaults", ["looked_for": source.file == .none ? "none (--no-config)" : ConfigSource.usualPath()])
         }
+        // Before any thread exists (the server's first thread is the audio engine's).
+        StreamEnvironment.apply(config.streamIdentity)
         do {
             let server = try Server(config: config)
             server.configSource = source
