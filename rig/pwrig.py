@@ -340,7 +340,7 @@ def click_at(samples, frame, expected_stereo, silence_after):
 class Daemon:
     """tabbard with its socket and state in a private directory, its environment from the rig."""
 
-    def __init__(self, binary, sounds, rig, args=(), config=None):
+    def __init__(self, binary, sounds, rig, args=(), config=None, extra_env=None):
         self.dir = tempfile.mkdtemp(prefix="tabbard-pw-")
         self.socket = os.path.join(self.dir, "sock")
         argv = [binary, "--socket", self.socket, "--state", os.path.join(self.dir, "state.json"),
@@ -355,6 +355,7 @@ class Daemon:
         self.log_path = os.path.join(self.dir, "log")
         self.log_file = open(self.log_path, "w")
         env = rig.child_env()
+        env.update(extra_env or {})
         if os.environ.get("TRACE_PW"):  # a debugging aid: PipeWire's log inside the daemon (its ALSA plugin)
             env["PIPEWIRE_DEBUG"] = os.environ["TRACE_PW"]
             env["PIPEWIRE_LOG_SYSTEMD"] = "false"

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""The click as the desktop sees it, on the real path (a private PipeWire 0.3.65 + WirePlumber + pipewire-pulse:
+rig/rig.sh), through PipeWire's ALSA plugin (`default`, as pipewire-alsa makes it, and the `pipewire` PCM named
+directly) and PulseAudio's (`pulse`, via pipewire-pulse). Run by `make test-desktop` with a venv holding pulsectl.
+
+* StreamProperties: the stream a mixer lists (`pw-dump`, `pactl list sink-inputs`) is tabbard's with the event
+  role — `media.role` Notification / `event`, restored as `sink-input-by-media-role:event` — its application name,
+  id and icon, and on PipeWire's plugin `media.name` "tabbard: tab clicks"; `stream_properties` and
+  `TABBARD_INSTANCE` change the name.
+* AlertVolume: the event role's volume set to 50 % as GNOME Settings sets it (module-stream-restore's
+  `sink-input-by-media-role:event`, written with libpulse's ext-stream-restore through pulsectl) makes the click at
+  the sink's monitor 18 dB quieter (18.06 ± 1), from the stream the daemon makes after its next idle stop; muting
+  alerts leaves nothing at the sink while the daemon reports the click played. Through both plugins.
+
+Usage: python3 tests/pipewire/test_desktop.py --daemon tabbard --sounds Sounds --rig rig/rig.sh \\
+    --monitor .build/rig/pwmonitor [case names]
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # pwrig, tabbardclient
+from pwrig import Daemon, wait_for  # noqa: E402
+from rigcase import HEARD_TIMEOUT, P, RigCase, after_click, expected_click, main  # noqa: E402
+
+import pulsectl  # noqa: E402  (PyPI; make desktop-deps)
+
+EVENT_KEY = "sink-input-by-media-role:event"
+
+
+def streams(rig):
+    """Each playback stream as (pw-dump's properties, pactl's properties)."""
+    env = rig.child_env()
+    nodes = json.loads(subprocess.run(["pw-dump"], env=env, check=True, stdout=subprocess.PIPE, timeout=30).stdout)
+    pw = [o["info"]["props"] for o in nodes
+          if o.get("type") == "PipeWire:Interface:Node" and o.get("info", {}).get("props", {}).get("media.class")
+          == "Stream/Output/Audio"]
+    out = subprocess.run(["pactl", "--format=json", "list", "sink-inputs"], env=env, check=True, stdout=subprocess.PIPE,
+                         timeout=30).stdout
+    pa = [s["properties"] for s in json.loads(out)]
+    return pw, pa
+
+
+def level_db(monitor, onset_frame):
+    """The click's RMS level at the sink (dBFS), over its length from its onset."""
+    s, n = monitor.samples(), len(expected_click())
+    k0, k1 = onset_frame * 2, min((onset_frame + n) * 2, len(monitor.samples()))
+    acc = sum(s[k] * s[k] for k in range(k0, k1))
+    return 10 * math.log10(acc / max(k1 - k0, 1) / 32768.0 ** 2) if acc else -math.inf
+
+
+class StreamProperties(RigCase):
+    def stream_of(self):
+        """The daemon's stream as (pw-dump props, pactl props), once both list it (the rig's only playback stream:
+        the probes capture)."""
+        def find():
+            pw, pa = streams(self.rig)
+            self.assertLessEqual(max(len(pw), len(pa)), 1, "one playback stream on the rig: %s %s" % (pw, pa))
+            return (pw[0], pa[0]) if pw and pa else None
+        return wait_for(find, 30, "the daemon's stream in pw-dump and pactl", step=0.2)
+
+    def check(self, device, name="tabbard", media_name="tabbard: tab clicks", config=None, env=None):
+        self.daemon = Daemon(P.daemon, P.sounds, self.rig, ["--audio", "alsa", "--alsa-device", device],
+                             config=config, extra_env=env)
+        pw, pa = self.stream_of()
+        where = "through %s: pw-dump %s; pactl %s" % (device, pw, pa)
+        self.assertEqual(pw.get("media.role"), "Notification", where)
+        self.assertEqual(pa.get("media.role"), "event", where)
+        self.assertEqual(pa.get("module-stream-restore.id"), EVENT_KEY, where)
+        for props in (pw, pa):
+            self.assertEqual(props.get("application.name"), name, where)
+            self.assertEqual(props.get("application.id"), "tabbard", where)
+        self.assertEqual(pa.get("application.icon_name"), "audio-x-generic", where)
+        if media_name is not None:
+            self.assertEqual(pw.get("media.name"), media_name, where)
+            self.assertEqual(pa.get("media.name"), media_name, where)
+
+    def test_pipewire_alsa_default(self):
+        self.start_rig()
+        self.check("default")
+
+    def test_pipewire_pcm_named(self):
+        self.start_rig()
+        self.check("pipewire")
+
+    def test_pulse_plugin(self):
+        """PulseAudio's plugin names its stream itself ("ALSA Playback"): the rest is tabbard's."""
+        self.start_rig()
+        self.check("pulse", media_name=None)
+
+    def test_configured_and_instance_names(self):
+        self.start_rig()
+        self.check("default", name="tabbard@mail", env={"TABBARD_INSTANCE": "mail"})
+        self.daemon.stop()
+        self.daemon = None
+        wait_for(lambda: not streams(self.rig)[1], 30, "the first daemon's stream to go")
+        self.check("pulse", name="Mail tabs", media_name=None,
+                   config={"stream_properties": {"application.name": "Mail tabs"}})
+
+
+class AlertVolume(RigCase):
+    """The desktop's alert volume (GNOME Settings' "Alert volume", KDE's notification sounds) is module-stream-restore's
+    entry for the event role. PipeWire applies it when a stream is made: the daemon makes its stream anew at each idle
+    stop, so the click after the next pause plays at the new volume."""
+
+    def set_alert(self, volume, mute=False):
+        """Writes the event role's entry as GNOME does (ext-stream-restore, one channel) and reads it back."""
+        with pulsectl.Pulse("tabbard-test", server=self.rig.env["PULSE_SERVER"]) as pulse:
+            pulse.stream_restore_write(pulsectl.PulseExtStreamRestoreInfo(
+                EVENT_KEY, volume=pulsectl.PulseVolumeInfo(volume, 1), channel_list=["mono"], mute=mute),
+                mode="merge", apply_immediately=True)
+
+            def written():
+                e = [x for x in pulse.stream_restore_list() if x.name == EVENT_KEY]
+                return e and abs(e[0].volume.value_flat - volume) < 0.01 and bool(e[0].mute) == mute
+            wait_for(written, 10, "the event role's volume to read back as written", step=0.05)
+
+    def reopens(self, c):
+        return c.call("stats.get")["audio"]["engine"]["idle_reopens"]
+
+    def click(self, c):
+        """Plays a click; returns (voice, onset or None)."""
+        voice, t0 = self.play(c)
+        self.assertIsNotNone(voice, "sound.play was refused")
+        o = self.monitor.wait_onset(t0, HEARD_TIMEOUT)
+        if o is not None:
+            after_click(o[0])
+        return voice, o
+
+    def after_pause(self, c):
+        """The click from a stream made after now: a first click, the idle stop after it (the stream made anew),
+        then the click measured: (voice, onset)."""
+        n = self.reopens(c)
+        self.click(c)
+        wait_for(lambda: self.reopens(c) > n, 30, "the stream to be made anew after the idle stop", step=0.05)
+        return self.click(c)
+
+    def run_case(self, device):
+        self.start_rig()
+        self.second.stop()
+        self.second = None
+        c = self.start_daemon("--audio", "alsa", "--config", self.config_file(), device=device)
+        c.call("subscribe", {"topics": ["sound"]})
+        _, full = self.click(c)   # no entry for the event role yet: 100 %
+        wait_for(lambda: self.reopens(c) >= 1, 30, "the idle stop after the first click", step=0.05)
+        self.assertIsNotNone(full, "the click at 100 %% was heard through %s" % device)
+        self.set_alert(0.5)
+        _, half = self.after_pause(c)
+        self.assertIsNotNone(half, "the click at 50 %% was heard through %s" % device)
+        self.set_alert(0.5, mute=True)
+        voice, muted = self.after_pause(c)
+        c.wait_event(lambda e: e.get("method") == "sound.played" and e["params"].get("voice") == voice, 10,
+                     "sound.played for the muted click")
+        self.monitor.stop()
+        a, b = level_db(self.monitor, full[1]), level_db(self.monitor, half[1])
+        print("\n  %s: the click at 100 %% %.2f dBFS, at the event role's 50 %% %.2f dBFS: %.2f dB quieter"
+              % (device, a, b, a - b), file=sys.stderr)
+        self.assertAlmostEqual(a - b, 18.06, delta=1.0, msg="through %s the click at the event role's 50 %% is %.2f dB "
+                               "quieter (%.2f → %.2f dBFS); 50 %% on the desktop's slider is 18.06 dB" % (device, a - b, a, b))
+        self.assertIsNone(muted, "with alerts muted a click reached the sink through %s" % device)
+
+    def config_file(self):
+        path = os.path.join(self.rig.dir, "tabbard.json")
+        with open(path, "w") as f:
+            json.dump({"idle_stop_ms": 300}, f)   # a pause of 0.3 s makes the stream anew (default 2 s)
+        return path
+
+    def test_through_pipewire_alsa(self):
+        self.run_case("default")
+
+    def test_through_pulse_plugin(self):
+        self.run_case("pulse")
+
+
+if __name__ == "__main__":
+    main(sys.modules[__name__])
