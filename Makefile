@@ -27,7 +27,7 @@ SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
 TMPFILESDIR = $(DESTDIR)$(PREFIX)/lib/tmpfiles.d
 
 # Debian packages the build, the tests and the benchmarks use.
-APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsoxr-dev alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
+APT_PACKAGES = pkg-config libasound2-dev libsndfile1-dev libsystemd-dev libsoxr-dev libglib2.0-dev gsettings-desktop-schemas alsa-utils sox socat systemd sound-theme-freedesktop python3 procps strace
 # What the man pages, completions and the .deb need (make man, make deb, make test-package).
 PACKAGING_APT_PACKAGES = scdoc man-db groff-base dpkg-dev file lintian bash-completion zsh fish
 # Only `make bench` needs these: the feedbackd reference (and the private session bus it runs on).
@@ -162,11 +162,14 @@ desktop-deps: pipewire-deps
 	  echo "Installing $(DESKTOP_PIP) into $(DESKTOP_VENV)"; \
 	  python3 -m venv $(DESKTOP_VENV) && $(DESKTOP_VENV)/bin/pip install -q $(DESKTOP_PIP); }
 
-## test-desktop: the click as the desktop sees it, on the rig of test-pipewire: the stream's role and names in pw-dump
-## and pactl through PipeWire's and PulseAudio's ALSA plugins; the event role's volume at 50 % (module-stream-restore,
-## as GNOME writes it) makes the click at the sink 18.06 ± 1 dB quieter, and alerts muted leave nothing at the sink
+## test-desktop: the click as the desktop sees it. GNOME's sound settings through GSettings' keyfile backend, changed
+## live (tests/desktop: event-sounds off silences clicks and says why, input-feedback-sounds, theme-name); on the rig of
+## test-pipewire, the stream's role and names in pw-dump and pactl through PipeWire's and PulseAudio's ALSA plugins, the
+## event role's volume at 50 % (module-stream-restore, as GNOME writes it) makes the click at the sink 18.06 ± 1 dB
+## quieter, and alerts muted leave nothing at the sink
 test-desktop: desktop-deps .build/rig/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
+	python3 tests/desktop/test_gsettings.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
 	$(DESKTOP_VENV)/bin/python tests/pipewire/test_desktop.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" \
 	  --sounds "$(CURDIR)/Sounds" --rig "$(CURDIR)/rig/rig.sh" --monitor "$(CURDIR)/.build/rig/pwmonitor"
 

@@ -17,6 +17,8 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // GIO's GSettings: the desktop's sound settings (DesktopSettings.swift).
+        .systemLibrary(name: "CGIO", path: "Sources/CGIO", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
 
         // accept4, which Glibc's module hides without _GNU_SOURCE (a header, no library).
         .systemLibrary(name: "CTabBarSystem", path: "Sources/CTabBarSystem"),
@@ -29,7 +31,7 @@ let package = Package(
         .target(name: "TabBarAudio", dependencies: ["TabBarCore", "TabBarSystem", "CALSA", "CSndFile", "CSoxr", "CSystemd"]),
         // Release builds of the state loop skip the run-time exclusivity checks (one thread owns
         // every object in it; debug builds, which the tests run, keep them): docs/PERFORMANCE.md.
-        .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd"],
+        .target(name: "TabBarServer", dependencies: ["TabBarCore", "TabBarSystem", "TabBarAudio", "CSystemd", "CGIO"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         .target(name: "TabBarClient", dependencies: ["TabBarCore", "TabBarSystem"]),
         .target(name: "TabBarTesting", dependencies: ["TabBarClient", "TabBarCore", "TabBarSystem"]),

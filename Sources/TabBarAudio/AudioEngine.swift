@@ -340,7 +340,7 @@ func notify(_ fd: Int32) {
 
 /// Runs `body` on a new thread. `sending`: the caller gives up everything `body` reaches, so
 /// the new thread is its one owner (the audio thread's renderer).
-func spawnThread(_ body: sending @escaping () -> Void) -> Result<pthread_t, AudioError> {
+public func spawnThread(_ body: sending @escaping () -> Void) -> Result<pthread_t, AudioError> {
     final class Body {
         let run: () -> Void
         init(_ run: @escaping () -> Void) { self.run = run }

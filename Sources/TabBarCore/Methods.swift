@@ -290,7 +290,7 @@ public enum Methods {
             return .feedbackSet(profile: profile, volume: volume)
         },
         .server("sound.play", "Plays a loaded sound.", params: [.string("name", maxBytes: 256, required: true, "The sound's name (sound.list).")],
-                result: Schema.sent(["voice": Schema.seq]),
+                result: Schema.sent(["voice": Schema.anyOf(Schema.seq, Schema.null)], optional: ["suppressed": Schema.str]),
                 errors: [MethodError("unknown_sound", "No sound has that name."),
                          MethodError("sound_not_loaded", "The sound was to be loaded but was not (data.reason says why: the file's problem)."),
                          MethodError("audio_unavailable", "The audio device cannot play now.")]) { p, _ throws(RPCError) in

@@ -183,11 +183,14 @@ extension BarEvent: EventLine {}
 public enum SoundEvent: Equatable, Sendable, EventLine {
     case played(voice: UInt32, name: String, frame: Int64)
     case failed(voice: UInt32, name: String, reason: String)
+    /// A sound not played because the desktop's sound settings say so (no voice: nothing failed).
+    case suppressed(name: String, reason: String)
 
     public var method: String {
         switch self {
         case .played: return "sound.played"
         case .failed: return "sound.failed"
+        case .suppressed: return "sound.suppressed"
         }
     }
 
@@ -200,6 +203,9 @@ public enum SoundEvent: Equatable, Sendable, EventLine {
         case let .failed(voice, name, reason):
             o.put(#"{"jsonrpc":"2.0","method":"sound.failed","params":{"voice":"#); o.uint(UInt64(voice))
             o.put(#","name":"#); o.string(name); o.put(#","reason":"#); o.string(reason)
+        case let .suppressed(name, reason):
+            o.put(#"{"jsonrpc":"2.0","method":"sound.suppressed","params":{"name":"#); o.string(name)
+            o.put(#","reason":"#); o.string(reason)
         }
         o.put("}}\n")
     }

@@ -37,6 +37,8 @@ public enum Topics {
                       ["voice": Schema.seq, "name": Schema.str, "frame": Schema.seq]),
             EventSpec("sound.failed", "An accepted sound was not heard intact.",
                       ["voice": Schema.seq, "name": Schema.str, "reason": Schema.str]),
+            EventSpec("sound.suppressed", "A sound was not played because the desktop's sound settings say so (reason).",
+                      ["name": Schema.str, "reason": Schema.str]),
             EventSpec("server.stopping", "The daemon is shutting down (to every subscriber).", [:]),
             EventSpec("state.resync", "This subscriber fell behind: the state replaces the events it missed (to every subscriber).",
                       ["seq": seq, "state": Schema.state]),

@@ -21,6 +21,14 @@ final class AudioService {
     /// lookup in the bank or the config, no hashing of its name, per click). Forgotten when
     /// the bank or the config is replaced.
     var lastPlayed: (name: String, sound: Sound, retrigger: Retrigger)?
+    /// The desktop's sound settings as last read, and whether they apply (DesktopSettings.swift).
+    var desktop = DesktopSound() { didSet { desktopSuppression = following ? desktop.suppression(desktopPolicy) : nil } }
+    var desktopPolicy = DesktopSoundsPolicy.ignore { didSet { desktopSuppression = following ? desktop.suppression(desktopPolicy) : nil } }
+    private var following: Bool { desktopPolicy != .ignore }
+    /// Why no sound plays now (the desktop's settings), nil when sounds play.
+    private(set) var desktopSuppression: String?
+    /// The sound theme `theme:` sounds come from (the desktop's `theme-name` when followed).
+    var themeName = "freedesktop"
 
     /// Which sink is in use, for logs, STATUS= and stats.
     var sinkName: String {
@@ -131,12 +139,14 @@ final class AudioService {
         /// The sound was to be loaded but was not (name, why).
         case notLoaded(String, String)
         case unavailable(String)
+        /// Not played because the desktop's sound settings say so (why): answered as such, not an error.
+        case suppressed(String)
 
         var error: RPCError {
             switch self {
             case .unknownSound(let name): return .unknownSound(name)
             case let .notLoaded(name, why): return .soundNotLoaded(name, why)
-            case .unavailable(let why): return .audioUnavailable(why)
+            case .unavailable(let why), .suppressed(let why): return .audioUnavailable(why)
             }
         }
     }
@@ -144,6 +154,7 @@ final class AudioService {
     /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
     /// `AudioEngine.play`).
     func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, Refusal> {
+        if let why = desktopSuppression { return .failure(.suppressed(why)) }
         let sound: Sound, retrigger: Retrigger
         if let last = lastPlayed, last.name == name {
             (sound, retrigger) = (last.sound, last.retrigger)
@@ -200,6 +211,10 @@ final class AudioService {
         } else {
             m.append(JSON.Member("state", .string("unavailable: \(startError ?? "not started")")))
         }
+        m.append(JSON.Member("desktop", .obj([
+            "policy": .string(desktopPolicy.rawValue), "event_sounds": .bool(desktop.eventSounds),
+            "input_feedback_sounds": .bool(desktop.inputFeedbackSounds), "theme": .string(themeName),
+            "suppressed": .optional(desktopSuppression)])))
         return .object(m)
     }
 

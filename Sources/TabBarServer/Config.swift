@@ -46,6 +46,8 @@ public struct ServerConfig: Sendable {
     /// SCHED_FIFO priority of the audio thread (0 = normal scheduling); see docs/AUDIO.md.
     public var realtimePriority = 83
     public var idleStopMs = 2000
+    /// Whether the desktop's sound settings apply (config `desktop_sounds`; DesktopSettings.swift).
+    public var desktopSounds: DesktopSoundsPolicy = .auto
     /// The stream's role for the desktop (config `stream_role`): PulseAudio's name (`event`), nil for none.
     public var streamRole: String? = "event"
     /// What the stream tells a mixer (config `stream_properties`, merged over these defaults; docs/AUDIO.md).

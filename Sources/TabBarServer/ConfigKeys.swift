@@ -107,6 +107,7 @@ struct ConfigKey {
             .int("period_frames", 32...8192, \.periodFrames),
             .int("idle_stop_ms", 0...3_600_000, \.idleStopMs),
             .int("realtime_priority", 0...99, \.realtimePriority),
+            .choice("desktop_sounds", \.desktopSounds),
             ConfigKey(name: "stream_role", read: { v, c throws(ConfigError) in
                 let r = try v.choice(StreamIdentity.roles.map(\.pulse) + ["none"])
                 c.streamRole = r == "none" ? nil : r

@@ -46,6 +46,8 @@ public final class Server: TransportDelegate {
     let dispatcher: Dispatcher
     let committer: Committer
     let audio: AudioService
+    /// The desktop's sound settings, followed on a helper thread (DesktopSettings.swift); nil: not followed.
+    var desktop: DesktopSettingsWatcher?
     let stats = ServerStats()
     /// Log lines a peer can cause at will, each kind rate-limited (LogLimit.swift).
     let peerLogs = PeerLogs()
@@ -105,6 +107,7 @@ public final class Server: TransportDelegate {
             loop.closeListener(socketPath: config.socketPath)
             throw ServerError("cannot set up the event loop: epoll_ctl failed (see the error above)")
         }
+        followDesktopSounds()
         watchdog.start()
     }
 
@@ -147,6 +150,8 @@ public final class Server: TransportDelegate {
         } else if fd == audio.loadFD {
             deliverStaged()
             audio.applyLoaded()  // SoundLoading.swift
+        } else if fd == desktop?.fd {
+            applyDesktopSounds()
         } else if let c = transport.connection(fd: fd) {
             if c.held && event.events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { transport.drop(c); return }
             if event.events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 {
@@ -238,6 +243,8 @@ public final class Server: TransportDelegate {
                 case .success:
                     stats.soundsPlayed += 1
                     played = true
+                case .failure(.suppressed(let why)):
+                    soundSuppressed(name, why)
                 case .failure(let e):
                     stats.soundsFailed += 1
                     peerLogs.write(.feedback, .debug, "Feedback sound not played", ["sound": name, "reason": e.error.message], nowNs: MonotonicClock.nanoseconds())
@@ -279,6 +286,9 @@ public final class Server: TransportDelegate {
                 stats.soundsPlayed += 1
                 settleAudio(queued: true)
                 return .success(.json(.obj(["voice": .int(voice)])))
+            case .failure(.suppressed(let why)):
+                soundSuppressed(name, why)
+                return .success(.json(.obj(["voice": .null, "suppressed": .string(why)])))
             case .failure(let e):
                 stats.soundsFailed += 1
                 return .failure(e.error)
@@ -323,6 +333,7 @@ public final class Server: TransportDelegate {
             "slow_clients_dropped": .int(stats.slowClientsDropped),
             "sounds_played": .int(stats.soundsPlayed),
             "sounds_failed": .int(stats.soundsFailed),
+            "sounds_suppressed": .int(stats.soundsSuppressed),
             "request_latency": stats.handling.json(),
             "journal": .obj(["entries": .int(store.entries), "appends": .int(store.appends), "writes": .int(store.writes),
                              "error": .optional(store.lastError)]),
@@ -431,6 +442,7 @@ public final class Server: TransportDelegate {
         endCapture()  // the capture ends at the clock's time; what plays out after is not in it
         audio.nullSink?.clock?.release()  // voices still sounding play out without waiting for the clock
         audio.shutdown()
+        desktop?.stop()
         Log.notice("Stopped", ["seq": String(state.seq)])
     }
 }

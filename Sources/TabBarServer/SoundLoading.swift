@@ -47,10 +47,10 @@ extension AudioService {
         let m = config.soundMap
         for n in [m.select, m.reselect, m.action, m.center, m.badge, m.visibility] { if let n { first.insert(n) } }
         load = SoundLoad(progressive: progressive, done: done)
-        if !loader.start(directories: config.soundDirs, files: config.soundFiles, format: bank.format, first: first,
+        if !loader.start(directories: config.soundDirs, files: config.soundFiles, theme: SoundTheme(name: themeName), format: bank.format, first: first,
                          progressive: progressive, log: AudioService.log) {
             Log.warning("Cannot start the sound-loading thread; loading the sounds on the state loop")
-            finish(with: SoundBank.load(directories: config.soundDirs, files: config.soundFiles, format: bank.format, log: AudioService.log))
+            finish(with: SoundBank.load(directories: config.soundDirs, files: config.soundFiles, theme: SoundTheme(name: themeName), format: bank.format, log: AudioService.log))
         }
     }
 

@@ -63,6 +63,8 @@ final class ServerStats {
     var linesTooLong = 0
     var soundsPlayed = 0
     var soundsFailed = 0
+    /// Sounds not played because the desktop's sound settings say so (not failures).
+    var soundsSuppressed = 0
     /// Request read → reply queued.
     var handling = LatencyRing()
 }
