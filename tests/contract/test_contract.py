@@ -837,7 +837,7 @@ class TestSubscribe(DaemonTest):
     TOPICS = ["tab", "action", "badge", "bar", "animation", "feedback", "sound", "server", "state",
               "tab.selected", "tab.reselected", "tab.highlighted", "action.triggered", "action.finished",
               "badge.changed", "bar.configured", "bar.visibility", "animation.cue", "animation.began",
-              "animation.ended", "feedback.changed", "sound.played", "sound.failed", "server.stopping",
+              "animation.ended", "feedback.changed", "sound.played", "sound.failed", "sound.suppressed", "server.stopping",
               "state.resync"]
     TYPOS = ["tabs", "tab.", "ta", "tab.selected.x", "Tab", "badge.change", ".selected"]
 

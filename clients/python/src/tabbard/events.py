@@ -116,7 +116,7 @@ class Mirror:
             self.replace(int(p["seq"]), p["state"])
             return True
         s = self.state
-        if s is None or method in ("animation.cue", "server.stopping", "sound.played", "sound.failed"):
+        if s is None or method in ("animation.cue", "server.stopping", "sound.played", "sound.failed", "sound.suppressed"):
             return False
         seq = p.get("seq")
         if isinstance(seq, int) and self.seq >= 0 and seq > self.seq + 1:
