@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 import TabBarAudio
 @testable import TabBarServer
@@ -52,5 +53,17 @@ import TabBarAudio
         #expect(s.suppression(.follow) == "the desktop's event sounds are off (org.gnome.desktop.sound event-sounds)")
         s = DesktopSound(eventSounds: true, inputFeedbackSounds: true, themeName: "x")
         #expect(s.suppression(.inputFeedback) == nil)
+    }
+}
+
+/// The variables are set only while the process has one thread (`setenv` is not safe beside
+/// another thread reading the environment); a test process has several, so nothing is set.
+@Suite struct StreamIdentityEnvironmentTests {
+    @Test func withOtherThreadsRunningNothingIsSet() {
+        #expect(StreamEnvironment.threadCount() > 1)
+        let before = getenv("PULSE_PROP_OVERRIDE").map { String(cString: $0) }
+        let id = StreamIdentity(role: "event", properties: ["application.name": "tabbard-test-\(getpid())"])
+        #expect(StreamEnvironment.apply(id) == [])
+        #expect(getenv("PULSE_PROP_OVERRIDE").map { String(cString: $0) } == before)
     }
 }
