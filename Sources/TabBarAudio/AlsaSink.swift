@@ -64,7 +64,7 @@ public final class AlsaSink: AudioSink {
     public var reopensAfterIdle: Bool { isPlugin }
     /// Seconds of refill margin through PulseAudio's plugin. Its server plays a cycle of
     /// silence when it holds less than a quantum, keeps what it holds for the next cycle and
-    /// tells nobody (docs/AUDIO.md, "PulseAudio's ALSA plugin"), so a refill that arrives
+    /// tells nobody (docs/DESKTOP.md, "PulseAudio's ALSA plugin"), so a refill that arrives
     /// late puts a hole in the sound instead of an xrun; the margin is the refill's delay it
     /// absorbs, and a click that fits in the first write cannot get a hole at all.
     public static let pulseRefillMargin = 0.016

@@ -10,7 +10,7 @@ import Glibc
 /// the two reads, the cycle copies nothing, fills the server's buffer with silence and flags an
 /// underrun with the whole first write still queued. The next call sees `-EPIPE`, and the
 /// recovery (`snd_pcm_prepare`) drops that write: a click never heard, and, since a run-out is
-/// expected after the last voice, not reported either (docs/AUDIO.md, "The start race"). Seen
+/// expected after the last voice, not reported either (docs/DESKTOP.md, "The start race"). Seen
 /// in the plugin's own trace (`PIPEWIRE_DEBUG=alsa.pcm:T`) as `avail-before:N … xfer:want` with
 /// `hw:0`, right after `start`.
 ///

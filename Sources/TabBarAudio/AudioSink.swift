@@ -104,7 +104,7 @@ public protocol AudioSink: AnyObject {
     /// Whether the engine closes and opens the device again after each idle stop: a sound
     /// server's plugin, whose server applies the volume and mute the desktop keeps for the
     /// stream's role (the alert volume) when a stream is made, not to a running one (PipeWire
-    /// 0.3.65 with WirePlumber 0.4; docs/AUDIO.md, "The desktop's alert volume").
+    /// 0.3.65 with WirePlumber 0.4; docs/DESKTOP.md, "The desktop's alert volume").
     var reopensAfterIdle: Bool { get }
     /// Whether a stream that does not move while sounds wait means the device stalled (false
     /// where time only moves when told: the null sink under a `ManualClock`).

@@ -319,7 +319,7 @@ extension AudioRenderer {
 
     /// After an idle stop, a sound server's stream is made anew (closed, opened, measured again),
     /// so that the next click plays at the volume the desktop has *now* for the stream's role:
-    /// PipeWire applies it only when a stream is made (docs/AUDIO.md, "The desktop's alert
+    /// PipeWire applies it only when a stream is made (docs/DESKTOP.md, "The desktop's alert
     /// volume"). Off the click's path: the next click finds the new stream open and prepared.
     private func reopenAfterIdle() -> Mode {
         guard sink.reopensAfterIdle, !shared.stopping.load(ordering: .acquiring) else { return .idle }

@@ -5,7 +5,7 @@
 /// (merged: the role) and `PULSE_PROP_OVERRIDE` (over what the plugin sets itself: the
 /// application's name). `environment` says what to set; the daemon sets it once, at start-up,
 /// before any thread exists (`DaemonCommand`), since `setenv` is not safe while another thread
-/// may read the environment (docs/AUDIO.md, "The desktop's view of the stream").
+/// may read the environment (docs/DESKTOP.md, "The desktop's view of the stream").
 public struct StreamIdentity: Sendable, Equatable {
     /// The role as PulseAudio names it (`event`, …), nil for none.
     public var role: String?

@@ -4,7 +4,7 @@
 /// them, into its own buffer ahead of its graph. When the session manager dies as a click is in
 /// flight, pipewire-pulse can go on taking the stream's data into a node nobody links: the
 /// frames leave the PCM's queue and `snd_pcm_delay` falls to 0 as if they had played, while
-/// nothing reaches a sink (docs/AUDIO.md, "PulseAudio's ALSA plugin", "What is left" (4)). What
+/// nothing reaches a sink (docs/DESKTOP.md, "PulseAudio's ALSA plugin", "What is left" (4)). What
 /// does tell is the next stream: every standby there makes a new server stream, which the
 /// server makes ready only once a session manager has linked it. So a voice released as played
 /// waits here until the next stream is ready (`confirmHeard`), and is reported — "may not

@@ -9,7 +9,7 @@ from rigcase import CLICKS, FAILED_TIMEOUT, HEARD_TIMEOUT, RigCase, after_click
 
 
 class PulsePlugin(RigCase):
-    """PulseAudio's ALSA plugin against pipewire-pulse (docs/AUDIO.md, "PulseAudio's ALSA plugin"): the server
+    """PulseAudio's ALSA plugin against pipewire-pulse (docs/DESKTOP.md, "PulseAudio's ALSA plugin"): the server
     plays a quantum of silence whenever it holds less than a quantum, keeps what it holds, and the plugin
     ignores that underflow — a refill a cycle late put 256 silent frames into a click (frame 256 of 576, then
     the rest), 17 of 60 clicks in one loaded run, none reported. The engine keeps 16 ms more queued there, so
@@ -75,7 +75,7 @@ class PulseNoSessionManager(RigCase):
         self.assertIsNotNone(self.monitor.wait_onset(t0, HEARD_TIMEOUT), "a click before WirePlumber goes")
         wp = self.rig.pid("wireplumber")
         self.assertIsNotNone(wp, "the rig records WirePlumber's PID")
-        # A click in flight as WirePlumber goes: the stream stops taking data (its node leaves the graph, AUDIO.md
+        # A click in flight as WirePlumber goes: the stream stops taking data (its node leaves the graph, DESKTOP.md
         # "What is left" (4)), so it is heard, or still queued and reported by the stream-progress check.
         accepted = [self.play(c)]
         os.kill(wp, signal.SIGKILL)
