@@ -356,7 +356,7 @@ int main(int argc, char *argv[])
 		/* The main loop completes the server's Start when the graph restarts (a passive probe, nothing
 		 * else playing): at normal priority it can lose the race to the first cycle, whose trigger
 		 * PipeWire 0.3.65 then reads away, and the sink waits for this probe a whole cycle
-		 * (docs/PERFORMANCE.md, "The click after idle: the first cycle"). Only this thread. */
+		 * (docs/DESKTOP.md, "The click after idle: the first cycle"). Only this thread. */
 		struct sched_param sp = { .sched_priority = realtime };
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) perror("pwmonitor: sched_setscheduler");
 	}
