@@ -11,6 +11,9 @@ directly) and PulseAudio's (`pulse`, via pipewire-pulse). Run by `make test-desk
   `sink-input-by-media-role:event`, written with libpulse's ext-stream-restore through pulsectl) makes the click at
   the sink's monitor 18 dB quieter (18.06 ± 1), from the stream the daemon makes after its next idle stop; muting
   alerts leaves nothing at the sink while the daemon reports the click played. Through both plugins.
+* GraphRestart: with nothing else playing (two *passive* probes), each click after an idle stop restarts the graph
+  on a stream the daemon made anew; every such click is heard intact at the sink (two probes) or reported with
+  sound.failed — issue 38's rare damaged after-idle click.
 
 Usage: python3 tests/pipewire/test_desktop.py --daemon tabbard --sounds Sounds --rig rig/rig.sh \\
     --monitor .build/rig/pwmonitor [case names]
@@ -23,8 +26,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # pwrig, tabbardclient
-from pwrig import Daemon, wait_for  # noqa: E402
-from rigcase import HEARD_TIMEOUT, P, RigCase, after_click, expected_click, main  # noqa: E402
+from pwrig import Daemon, Monitor, judge, wait_for  # noqa: E402
+from rigcase import HEARD_TIMEOUT, P, SILENCE_AFTER, RigCase, after_click, expected_click, main  # noqa: E402
+import threading  # noqa: E402
 
 import pulsectl  # noqa: E402  (PyPI; make desktop-deps)
 
@@ -173,6 +177,69 @@ class AlertVolume(RigCase):
 
     def test_through_pulse_plugin(self):
         self.run_case("pulse")
+
+
+class GraphRestart(RigCase):
+    """Nothing else plays: the probes are passive (pwmonitor --passive), so the graph stops with tabbard's stream at
+    each idle stop and the next click starts it again, on the stream the daemon made anew after the stop. Every
+    such click must reach the sink intact (judged by two independent probes) or be reported with sound.failed."""
+    CLICKS = 10
+
+    def sink_state(self):
+        out = subprocess.run(["pactl", "list", "short", "sinks"], env=self.rig.child_env(), check=True,
+                             stdout=subprocess.PIPE, text=True, timeout=30).stdout
+        return next((l.split("\t")[4] for l in out.splitlines() if "tabbard_rig_sink" in l), None)
+
+    def test_clicks_that_restart_the_graph_are_intact_or_reported(self):
+        self.rig.start()
+        path = os.path.join(self.rig.dir, "tabbard.json")
+        with open(path, "w") as f:
+            json.dump({"idle_stop_ms": 300}, f)
+        c = self.start_daemon("--audio", "alsa", "--config", path, device="default")
+        c.call("subscribe", {"topics": ["sound"]})
+        # A passive probe is ready at its first captured cycle: clicks run the graph while both start.
+        box = {}
+        ths = [threading.Thread(target=lambda k=k: box.setdefault(k, Monitor(
+            P.monitor, self.rig, raw=os.path.join(self.rig.dir, "capture%d.raw" % k), extra=["--passive", "--realtime", "83"])))
+            for k in (1, 2)]
+        for th in ths:
+            th.start()
+        while any(th.is_alive() for th in ths):
+            self.play(c)
+            for th in ths:
+                th.join(0.1)
+        self.monitor, self.second = box[1], box[2]
+        engine = lambda: c.call("stats.get")["audio"]["engine"]  # noqa: E731
+        asked, voices = [], []
+        for k in range(self.CLICKS):
+            n = engine()["idle_reopens"]
+            wait_for(lambda: engine()["idle_reopens"] > n and engine()["state"] == "idle", 30,
+                     "the stream made anew after the idle stop", step=0.05)
+            wait_for(lambda: self.sink_state() != "RUNNING", 30, "the graph to stop (nothing else plays)", step=0.05)
+            voice, t0 = self.play(c)
+            self.assertIsNotNone(voice, "sound.play was refused")
+            asked.append(t0)
+            voices.append(voice)
+            o = self.heard(t0)
+            if o is not None:
+                after_click(o[0])
+        wait_for(lambda: engine()["state"] == "idle", 30, "the last click to end")
+        c.pump(0.2)
+        failed = {e["params"].get("voice") for e in c.events if e.get("method") == "sound.failed"}
+        self.monitor.stop()
+        self.second.stop()
+        ref, verdicts = expected_click(), []
+        for k, t0 in enumerate(asked):
+            t1 = asked[k + 1] if k + 1 < len(asked) else float("inf")
+            verdict, _, detail = judge((self.monitor, self.second), t0, t1, ref, SILENCE_AFTER)
+            verdicts.append(verdict)
+            if verdict in ("hole", "lost", "unheard"):
+                self.assertIn(voices[k], failed, "click %d after a graph restart: %s (%s) at both probes and not "
+                              "reported with sound.failed" % (k, verdict, detail))
+        print("\n  after a graph restart: %s" % {v: verdicts.count(v) for v in set(verdicts)}, file=sys.stderr)
+        judged = sum(v in ("intact", "hole", "lost", "unheard") for v in verdicts)
+        self.assertGreaterEqual(judged, self.CLICKS - 2, "the probes could judge only %d of %d clicks: %s"
+                                % (judged, self.CLICKS, verdicts))
 
 
 if __name__ == "__main__":
