@@ -15,6 +15,7 @@ Figures, not pass/fail: exits 0 whenever the measurements ran."""
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -184,7 +185,8 @@ class Bench:
             elif why and self.intact_at(mon2, o_ns):
                 probe_alone += 1                  # intact at the other probe: the sink played it whole
             elif why:
-                damage.append("%s (%s)" % (why, damage_kind(s, fr, self.ref)))
+                damage.append("%s (%s; %s; at the second probe: %s)" % (why, damage_kind(s, fr, self.ref), level_vs(s, fr, self.ref),
+                                                                       self.second_view(mon2, o_ns)))
                 unreported += asked[k] not in failed
         intact = len(self.heard) - len(damage) - unchecked
         # Not heard at the first probe: heard at the second (that probe's loss), or not at all, reported or not.
@@ -228,6 +230,14 @@ class Bench:
         """--probe-realtime: the passive probe's main loop at SCHED_FIFO, so that the probe does not lose the
         graph restart's first cycle itself (and hold the sink back a cycle) — what nothing else playing means."""
         return ["--realtime", str(self.a.probe_realtime)] if self.a.probe_realtime else []
+
+    def second_view(self, mon, onset_ns):
+        """What the other probe has where one probe found a click damaged (for the damage list)."""
+        o = [x for x in mon.onsets if abs(x[0] - onset_ns) < 1_000_000]
+        if not o:
+            return "no onset within 1 ms"
+        s = mon.samples()
+        return "%s, %s" % (click_at(s, o[0][1], self.ref, 480) or "intact", level_vs(s, o[0][1], self.ref))
 
     def intact_at(self, mon, onset_ns):
         """Whether probe mon has the click whose onset was at onset_ns bit-exact (its own onset within 1 ms)."""
@@ -418,6 +428,17 @@ def table(res):
                 label, d.get("count"), d.get("p50_ms", "-"), d.get("p90_ms", "-"), d.get("p99_ms", "-"),
                 d.get("quantum"), d.get("missed", "-"), extra))
     return "\n".join(rows)
+
+
+def level_vs(samples, frame, ref):
+    """The captured click's RMS against the reference's (dB), and where they first differ: what a damaged click is."""
+    n = min(len(ref), len(samples) // 2 - frame)
+    if n <= 0:
+        return "nothing captured"
+    got = sum(samples[(frame + i) * 2] ** 2 + samples[(frame + i) * 2 + 1] ** 2 for i in range(n))
+    exp = sum(l * l + r * r for l, r in ref[:n]) or 1
+    first = next((i for i in range(n) if (samples[(frame + i) * 2], samples[(frame + i) * 2 + 1]) != ref[i]), None)
+    return "level %+.2f dB, first different frame %s" % (10 * math.log10(max(got, 1) / exp), first)
 
 
 def main():
