@@ -38,7 +38,9 @@ EVENT_KEY = "sink-input-by-media-role:event"
 def streams(rig):
     """Each playback stream as (pw-dump's properties, pactl's properties)."""
     env = rig.child_env()
-    nodes = json.loads(subprocess.run(["pw-dump"], env=env, check=True, stdout=subprocess.PIPE, timeout=30).stdout)
+    # pw-dump prints a second array when objects change while it dumps (a stream being made): the first is whole.
+    out = subprocess.run(["pw-dump"], env=env, check=True, stdout=subprocess.PIPE, timeout=30).stdout.decode()
+    nodes = json.JSONDecoder().raw_decode(out.lstrip())[0]
     pw = [o["info"]["props"] for o in nodes
           if o.get("type") == "PipeWire:Interface:Node" and o.get("info", {}).get("props", {}).get("media.class")
           == "Stream/Output/Audio"]
