@@ -81,7 +81,7 @@ public final class AlsaSink: AudioSink {
     /// `snd_pcm_open` (`pa_threaded_mainloop_new()` names it "threaded-ml"). Every refill the
     /// audio thread hands the plugin reaches the server through it (`pa_stream_write` queues,
     /// this loop sends), so at normal priority a busy machine made refills late — the late
-    /// refill that puts a hole into a sound through this plugin (docs/AUDIO.md, "PulseAudio's
+    /// refill that puts a hole into a sound through this plugin (docs/DESKTOP.md, "PulseAudio's
     /// ALSA plugin"). It gets the audio thread's scheduling like PipeWire's.
     public static let pulseLoopThread = "threaded-ml"
 

@@ -126,7 +126,7 @@ public final class AudioEngine: Sendable {
 
     /// A new sound at most this long (a click: 12 ms) is written whole in its first write, not
     /// just the queue's pull + a period: the server then holds all of it, and a refill that comes
-    /// late — the machine stalled longer than the queue lasts — cannot cut it (docs/AUDIO.md, "A
+    /// late — the machine stalled longer than the queue lasts — cannot cut it (docs/DESKTOP.md, "A
     /// short sound's first write holds all of it"). Its first frame is where it was (the head of
     /// the queue after standby, else after what is queued); only a sound that starts while it
     /// plays waits behind its rest.
