@@ -1,7 +1,7 @@
 import TabBarCore
 
 /// Why a client operation failed. `description` is one line a person can act on.
-public enum ClientError: Error, CustomStringConvertible {
+public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The socket at `path` could not be reached; `reason` says why and what to do.
     case connect(path: String, reason: String)
     /// A system call on the connection failed.

@@ -231,14 +231,6 @@ public final class HeadlessDaemon {
     }
 }
 
-/// A sound that started in the stream (`sound.played`).
-public struct PlayedSound: Equatable, Sendable {
-    public var name: String
-    public var voice: Int
-    /// Stream position (frames since the daemon started) of the sound's first frame.
-    public var frame: Int64
-}
-
 /// The captured stream: interleaved 16-bit samples from stream frame `firstFrame` on.
 public struct CapturedAudio: Sendable {
     public var rate: Int
