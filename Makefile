@@ -79,7 +79,7 @@ test: deps test-swift test-contract test-openrpc test-units test-sandbox test-pi
 
 test-swift:
 	$(SWIFT_BUILD) --build-tests
-	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" TABBARD_SOUNDS_DIR="$(CURDIR)/Sounds" $(SWIFT) test --skip-build
+	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
 
 ## test-contract: the contract client (tests/contract), docs/PROTOCOL.md's "What a client must know" examples run
 ## as written, tabbarctl's topics against the daemon's

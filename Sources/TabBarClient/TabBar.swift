@@ -244,12 +244,9 @@ final class Core: Sendable {
         var fd: Int32
         var hello: Hello
         var leftover: [UInt8]
-        var nextID = 1
         var waiters: [Int: Waiter] = [:]
         /// Requests cancelled before their continuation was registered.
         var cancelled: Set<Int> = []
-        /// Bytes the socket did not take yet (the reader writes them when it can).
-        var outbox: [UInt8] = []
         var stream: Events.Continuation?
         var streamGeneration = 0
         /// The subscription's topics: `.none` not subscribed, `.some(nil)` every event.
@@ -266,9 +263,21 @@ final class Core: Sendable {
         var readerSleeping = false
     }
 
+    /// The socket's writing side: writers take only this lock (the reader takes it to
+    /// flush the outbox), so a request's `send` never holds up the reader's routing.
+    struct Writer {
+        var fd: Int32
+        /// Bytes the socket did not take yet (the reader writes them when it can).
+        var outbox: [UInt8] = []
+        var lost: ClientError?
+    }
+
     let path: String
     let options: Options
     let state: Mutex<State>
+    let writer: Mutex<Writer>
+    /// The last request id used.
+    let ids = Atomic<Int>(0)
     /// A pipe whose read end (`wakeFD`) wakes the reader: bytes to write, a deadline, close.
     let wakeFD: Int32
     let wakeWriteFD: Int32
@@ -280,6 +289,7 @@ final class Core: Sendable {
         self.path = path
         self.options = options
         state = Mutex(State(fd: link.fd, hello: link.hello, leftover: link.leftover))
+        writer = Mutex(Writer(fd: link.fd))
         var p: [Int32] = [-1, -1]
         if pipe(&p) == 0 {
             for fd in p {
@@ -332,8 +342,8 @@ final class Core: Sendable {
 
     /// Queues `bytes` on the socket (written now if it takes them). Call with the lock held.
     /// Returns whether the reader must be woken (bytes left over).
-    static func enqueue(_ s: inout State, _ bytes: [UInt8]) throws(ClientError) -> Bool {
-        guard s.fd >= 0, !s.closed else { throw s.lost ?? .closed }
+    static func enqueue(_ s: inout Writer, _ bytes: [UInt8]) throws(ClientError) -> Bool {
+        guard s.fd >= 0 else { throw s.lost ?? .closed }
         guard s.outbox.isEmpty else {
             s.outbox += bytes
             return false
@@ -356,41 +366,45 @@ final class Core: Sendable {
     }
 
     func write(_ bytes: [UInt8]) throws(ClientError) {
-        let wakeNeeded = try state.withLock { s throws(ClientError) in try Core.enqueue(&s, bytes) }
+        let wakeNeeded = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, bytes) }
         if wakeNeeded { wake() }
     }
 
+    func nextID() -> Int { ids.wrappingAdd(1, ordering: .relaxed).newValue }
+
     func request(_ method: String, _ params: JSON?) async throws -> JSON {
-        let id = state.withLock { s in
-            let id = s.nextID
-            s.nextID += 1
-            return id
-        }
+        let id = nextID()
         let line = TabBarConnection.requestLine(id: .int(id), method: method, params: params)
         let deadline = timeoutNs == 0 ? 0 : MonotonicClock.nanoseconds() + timeoutNs
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<JSON, any Error>) in
-                let outcome: (failure: (any Error)?, wake: Bool) = state.withLock { s in
+                let registered: (failure: (any Error)?, wake: Bool) = state.withLock { s in
                     if s.cancelled.remove(id) != nil { return (CancellationError(), false) }
+                    if s.fd < 0 || s.closed { return (s.lost ?? .closed, false) }
                     s.waiters[id] = Waiter(continuation: c, deadline: deadline)
-                    do {
-                        var wake = try Core.enqueue(&s, line)
-                        if s.readerSleeping && deadline != 0 {
-                            s.readerSleeping = false
-                            wake = true
-                        }
-                        return (nil, wake)
-                    } catch {
-                        s.waiters[id] = nil
-                        return (error, false)
+                    if s.readerSleeping && deadline != 0 {
+                        s.readerSleeping = false
+                        return (nil, true)
                     }
+                    return (nil, false)
                 }
-                if let failure = outcome.failure { c.resume(throwing: failure) } else if outcome.wake { wake() }
+                if let failure = registered.failure {
+                    c.resume(throwing: failure)
+                    return
+                }
+                do {
+                    let leftOver = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }
+                    if leftOver || registered.wake { wake() }
+                } catch {
+                    // (Unless the reader has failed it already, for the same loss.)
+                    if let w = state.withLock({ $0.waiters.removeValue(forKey: id) }) { w.continuation.resume(throwing: error) }
+                }
             }
         } onCancel: {
             let w = state.withLock { s -> Waiter? in
                 if let w = s.waiters.removeValue(forKey: id) { return w }
-                if id >= s.nextID - 1024 { s.cancelled.insert(id) }  // (not yet registered; bounded)
+                s.cancelled.insert(id)  // (not registered yet, or answered already: then removed below)
+                if s.cancelled.count > 1024 { s.cancelled.removeAll() }
                 return nil
             }
             w?.continuation.resume(throwing: CancellationError())
@@ -416,13 +430,13 @@ final class Core: Sendable {
             s.topics = .some(topics)
             s.streamReady = false
             if s.fd >= 0 {
-                let id = s.nextID
-                s.nextID += 1
+                let id = nextID()
                 s.subscribeID = id
                 s.subscribeAfterReconnect = false
                 do throws(ClientError) {
                     let r = Requests.subscribe(topics)
-                    wakeNeeded = try Core.enqueue(&s, TabBarConnection.requestLine(id: .int(id), method: r.method, params: r.params))
+                    let line = TabBarConnection.requestLine(id: .int(id), method: r.method, params: r.params)
+                    wakeNeeded = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }
                 } catch {
                     failure = error
                 }
@@ -448,7 +462,8 @@ final class Core: Sendable {
             s.topics = .none
             s.subscribeID = 0
             let r = Requests.unsubscribe()
-            return (try? Core.enqueue(&s, TabBarConnection.requestLine(id: nil, method: r.method, params: r.params))) ?? false
+            let line = TabBarConnection.requestLine(id: nil, method: r.method, params: r.params)
+            return (try? writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }) ?? false
         }
         if wakeNeeded { wake() }
     }
@@ -467,13 +482,14 @@ final class Core: Sendable {
         }
         while true {
             if !first.isEmpty {
-                first.withUnsafeBufferPointer { b in framer.feed(b) { take($0) } }
+                var batch: [JSON] = []
+                first.withUnsafeBufferPointer { b in framer.feed(b) { parse($0, into: &batch) } }
+                route(batch)
                 first = []
             }
             let now = MonotonicClock.nanoseconds()
-            let (fd, closed, wantOut, hasWaiters) = state.withLock { s in
-                (s.fd, s.closed, !s.outbox.isEmpty, !s.waiters.isEmpty)
-            }
+            let (fd, closed, hasWaiters) = state.withLock { s in (s.fd, s.closed, !s.waiters.isEmpty) }
+            let wantOut = writer.withLock { !$0.outbox.isEmpty }
             if closed { break }
             if fd < 0 {
                 guard options.reconnect else { break }
@@ -487,15 +503,19 @@ final class Core: Sendable {
                     s.fd = link.fd
                     s.hello = link.hello
                     s.lost = nil
-                    s.outbox = []
+                    writer.withLock { w in
+                        w.fd = link.fd
+                        w.outbox = []
+                        w.lost = nil
+                    }
                     guard case .some(let topics) = s.topics, s.stream != nil else { return false }
-                    let id = s.nextID
-                    s.nextID += 1
+                    let id = nextID()
                     s.subscribeID = id
                     s.subscribeAfterReconnect = true
                     s.streamReady = false
                     let r = Requests.subscribe(topics)
-                    return (try? Core.enqueue(&s, TabBarConnection.requestLine(id: .int(id), method: r.method, params: r.params))) ?? false
+                    let line = TabBarConnection.requestLine(id: .int(id), method: r.method, params: r.params)
+                    return (try? writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }) ?? false
                 }
                 _ = wakeNeeded  // (the loop polls for output next anyway)
                 continue
@@ -535,14 +555,17 @@ final class Core: Sendable {
                     continue
                 }
                 guard case .done(let got) = r else { continue }
+                var batch: [JSON] = []
                 if got == 0 {
-                    framer.finish { take($0) }
+                    framer.finish { parse($0, into: &batch) }
+                    route(batch)
                     lose(.closed)
                     continue
                 }
                 buffer.withUnsafeBufferPointer { b in
-                    framer.feed(UnsafeBufferPointer(rebasing: b[0..<got])) { take($0) }
+                    framer.feed(UnsafeBufferPointer(rebasing: b[0..<got])) { parse($0, into: &batch) }
                 }
+                route(batch)
             }
         }
         // Closed (or lost for good): nobody waits any more.
@@ -576,18 +599,18 @@ final class Core: Sendable {
 
     /// Writes what the outbox holds, as far as the socket takes it.
     private func flush() {
-        let failed: ClientError? = state.withLock { s in
-            guard s.fd >= 0, !s.outbox.isEmpty else { return nil }
+        let failed: ClientError? = writer.withLock { w in
+            guard w.fd >= 0, !w.outbox.isEmpty else { return nil }
             var offset = 0
-            while offset < s.outbox.count {
+            while offset < w.outbox.count {
                 let r: IOResult<Int>
-                do throws(Errno) { r = try Sys.send(s.fd, s.outbox, offset..<s.outbox.count) } catch {
+                do throws(Errno) { r = try Sys.send(w.fd, w.outbox, offset..<w.outbox.count) } catch {
                     return error.code == EPIPE || error.code == ECONNRESET ? .closed : .io("send failed: \(error)")
                 }
                 guard case .done(let n) = r else { break }
                 offset += n
             }
-            s.outbox.removeFirst(offset)
+            w.outbox.removeFirst(offset)
             return nil
         }
         if let failed { lose(failed) }
@@ -610,10 +633,15 @@ final class Core: Sendable {
     /// reconnecting the stream ends with it too.
     func lose(_ reason: ClientError) {
         let (waiters, stream): ([Waiter], Events.Continuation?) = state.withLock { s in
+            if s.lost == nil { s.lost = reason }
+            let lost = s.lost
+            writer.withLock { w in  // (first: no writer sends on it while it is closed)
+                w.fd = -1
+                w.outbox = []
+                w.lost = lost
+            }
             if s.fd >= 0 { try? Sys.close(s.fd) }
             s.fd = -1
-            if s.lost == nil { s.lost = reason }
-            s.outbox = []
             let w = Array(s.waiters.values)
             s.waiters = [:]
             var stream: Events.Continuation?
@@ -630,7 +658,8 @@ final class Core: Sendable {
         }
     }
 
-    private func take(_ line: LineFramer.Line) {
+    /// Parses one line into `batch` (a line that is not JSON loses the connection).
+    private func parse(_ line: LineFramer.Line, into batch: inout [JSON]) {
         guard case .line(let bytes) = line else {
             lose(.protocolViolation("a line longer than \(LineChannel.maxLine) bytes"))
             return
@@ -639,45 +668,62 @@ final class Core: Sendable {
             lose(.protocolViolation("a line that is not JSON: \(String(decoding: bytes.prefix(80), as: UTF8.self))"))
             return
         }
-        if let method = m["method"]?.stringValue {
-            guard method != "hello" else { return }
-            guard let stream = state.withLock({ s in s.streamReady ? s.stream : nil }) else { return }
-            let params = m["params"] ?? .obj([:])
-            stream.yield((try? TabBarEvent(name: method, params: params)) ?? .other(name: method, params: params))
-            return
-        }
-        guard let id = m["id"]?.intValue else { return }  // (null id: a line the daemon could not read)
-        enum Route { case waiter(Waiter), subscription(Events.Continuation, reconnected: Bool), none }
-        let route: Route = state.withLock { s in
-            if let w = s.waiters.removeValue(forKey: id) { return .waiter(w) }
-            if id == s.subscribeID, let c = s.stream {
-                s.streamReady = true
-                return .subscription(c, reconnected: s.subscribeAfterReconnect)
+        batch.append(m)
+    }
+
+    private enum Route {
+        case reply(Waiter, JSON)
+        case event(Events.Continuation, String, JSON)
+        case subscription(Events.Continuation, JSON, reconnected: Bool)
+    }
+
+    /// Hands the messages of one read to their callers and the stream: one lock for all of
+    /// them, then each resumed or yielded in order, outside it.
+    private func route(_ batch: [JSON]) {
+        guard !batch.isEmpty else { return }
+        let routes: [Route] = state.withLock { s in
+            var routes: [Route] = []
+            routes.reserveCapacity(batch.count)
+            for m in batch {
+                if let method = m["method"]?.stringValue {
+                    if method != "hello", s.streamReady, let c = s.stream { routes.append(.event(c, method, m["params"] ?? .obj([:]))) }
+                    continue
+                }
+                guard let id = m["id"]?.intValue else { continue }  // (null id: a line the daemon could not read)
+                if let w = s.waiters.removeValue(forKey: id) {
+                    routes.append(.reply(w, m))
+                } else if id == s.subscribeID, let c = s.stream {
+                    s.streamReady = true
+                    routes.append(.subscription(c, m, reconnected: s.subscribeAfterReconnect))
+                }
+                if !s.cancelled.isEmpty { s.cancelled.remove(id) }  // (answered: nothing left to cancel)
             }
-            return .none
+            return routes
         }
-        switch route {
-        case .waiter(let w):
-            if let error = m["error"] {
-                w.continuation.resume(throwing: ClientError.fromReply(error))
-            } else if let result = m["result"] {
-                w.continuation.resume(returning: result)
-            } else {
-                w.continuation.resume(throwing: ClientError.protocolViolation("a reply with neither result nor error: \(TabBarConnection.excerpt(m.text))"))
-            }
-        case .subscription(let c, let reconnected):
-            if let error = m["error"] {
-                c.finish(throwing: ClientError.fromReply(error))
-            } else {
-                do {
-                    let snapshot = try Snapshot(m["result"] ?? .null)
-                    c.yield(reconnected ? .resync(snapshot, reconnected: true) : .subscribed(snapshot))
-                } catch {
-                    c.finish(throwing: error)
+        for r in routes {
+            switch r {
+            case .reply(let w, let m):
+                if let result = m["result"] {
+                    w.continuation.resume(returning: result)
+                } else if let error = m["error"] {
+                    w.continuation.resume(throwing: ClientError.fromReply(error))
+                } else {
+                    w.continuation.resume(throwing: ClientError.protocolViolation("a reply with neither result nor error: \(TabBarConnection.excerpt(m.text))"))
+                }
+            case .event(let c, let method, let params):
+                c.yield((try? TabBarEvent(name: method, params: params)) ?? .other(name: method, params: params))
+            case .subscription(let c, let m, let reconnected):
+                if let error = m["error"] {
+                    c.finish(throwing: ClientError.fromReply(error))
+                } else {
+                    do {
+                        let snapshot = try Snapshot(m["result"] ?? .null)
+                        c.yield(reconnected ? .resync(snapshot, reconnected: true) : .subscribed(snapshot))
+                    } catch {
+                        c.finish(throwing: error)
+                    }
                 }
             }
-        case .none:
-            break
         }
     }
 

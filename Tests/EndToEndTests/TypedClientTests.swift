@@ -90,7 +90,8 @@ import TabBarClient
     /// still works once the daemon goes on.
     @Test func cancellationAndTimeout() async throws {
         let d = try Daemon()
-        let bar = try await TabBar.connect(path: d.socket, options: .init(timeout: .milliseconds(300)))
+        let bar = try await TabBar.connect(path: d.socket)
+        let impatient = try await TabBar.connect(path: d.socket, options: .init(timeout: .milliseconds(300)))
         try await bar.configure(Self.twoTabs)
         kill(d.process.processIdentifier, SIGSTOP)
         defer { kill(d.process.processIdentifier, SIGCONT) }
@@ -99,10 +100,11 @@ import TabBarClient
         task.cancel()
         let began = ContinuousClock.now
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(ContinuousClock.now - began < .milliseconds(250))
-        await #expect(throws: ClientError.timeout) { try await bar.ping() }
+        #expect(ContinuousClock.now - began < .seconds(2))  // (not the 5 s timeout: cancelled)
+        await #expect(throws: ClientError.timeout) { try await impatient.ping() }
         kill(d.process.processIdentifier, SIGCONT)
         #expect(try await bar.select(.id("chat")).selected == "chat")
+        #expect(try await impatient.select(.id("home")).selected == "home")
     }
 
     /// The daemon stops: requests throw ClientError.closed and the stream ends with it.
@@ -135,8 +137,15 @@ import TabBarClient
         let other = try await TabBar.connect(path: second.socket)
         let changed = try await other.select(.id("chat"))
         guard case .resync(let snapshot, reconnected: true) = try await next(&events) else { throw TestFailure("no resync after the restart") }
-        #expect(snapshot.seq == changed.seq)
-        #expect(snapshot.state.selected == "chat")
+        // The client may reconnect before or after that change: the snapshot is the state at
+        // its reconnection, and a change after it comes as its event.
+        #expect(snapshot.seq <= changed.seq)
+        if snapshot.seq < changed.seq {
+            #expect(snapshot.state.selected == "home")
+            #expect(try await next(&events) == .tabSelected(seq: changed.seq, tab: "chat", previous: "home", source: .user))
+        } else {
+            #expect(snapshot.state.selected == "chat")
+        }
         #expect(bar.isConnected)
         try await other.select(.id("home"))
         #expect(try await next(&events) == .tabSelected(seq: changed.seq + 1, tab: "home", previous: "chat", source: .user))
