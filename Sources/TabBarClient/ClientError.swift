@@ -16,6 +16,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// its `message`, and the whole `data` object.
     case rpc(code: Int, kind: String, message: String, data: JSON)
 
+    /// One line saying what failed and what to do.
     public var description: String {
         switch self {
         case .connect(let path, let reason):

@@ -13,7 +13,9 @@ import TabBarClient
 public final class HeadlessDaemon {
     /// The temporary directory holding the socket, the state, the captures and the daemon's log.
     public let directory: String
+    /// The daemon's socket (connect your own client to it: `TabBar.connect(path:)`).
     public let socketPath: String
+    /// The daemon's state file.
     public let statePath: String
     /// The daemon's process id.
     public let pid: pid_t
@@ -191,11 +193,13 @@ public final class HeadlessDaemon {
 
     /// Takes the first event of the inbox that `matches`, reading more until `timeoutMs`.
     /// Under the manual clock, with no other client connected, nothing can arrive after a
-    /// round trip that has not arrived before its reply: then it fails at once.
+    /// round trip that has not arrived before its reply: then it fails at once. While another
+    /// client is connected (it could still cause the event) it asks again every 20 ms.
     private func waitFor(timeoutMs: Int?, what: String, _ matches: (JSON) -> Bool) throws -> JSON {
         let deadline = monotonicMs() + Int64(timeoutMs ?? self.timeoutMs)
         var scanned = 0
-        var checked = false, settled = false
+        var settled = false
+        var nextCheck: Int64 = 0
         while true {
             while scanned < inbox.count {
                 let m = inbox[scanned]
@@ -205,9 +209,9 @@ public final class HeadlessDaemon {
                 }
                 scanned += 1
             }
-            if !checked && manualClock {
+            if manualClock && !settled && monotonicMs() >= nextCheck {
                 // Every event of the requests made so far arrives before this reply.
-                checked = true
+                nextCheck = monotonicMs() + 20
                 let stats = try connection.call("stats.get")
                 collect()
                 settled = stats["clients"]?.intValue == 1
@@ -220,7 +224,8 @@ public final class HeadlessDaemon {
                                    + (seen.isEmpty ? "no event arrived" : "arrived instead: \(seen.joined(separator: ", "))")
                                    + (settled ? " (and none can: the manual clock stands still and no other client is connected)" : ""))
             }
-            if let m = try connection.nextMessage(timeoutMs: Int(left)) { take(m) }
+            let wait = manualClock && !settled ? min(left, max(nextCheck - monotonicMs(), 1)) : left
+            if let m = try connection.nextMessage(timeoutMs: Int(wait)) { take(m) }
         }
     }
 
@@ -318,13 +323,18 @@ public final class HeadlessDaemon {
 
 /// The captured stream: interleaved 16-bit samples from stream frame `firstFrame` on.
 public struct CapturedAudio: Sendable {
+    /// Frames per second.
     public var rate: Int
+    /// Samples per frame.
     public var channels: Int
+    /// The stream frame of the first sample.
     public var firstFrame: Int64
+    /// Interleaved samples.
     public var samples: [Int16]
     /// Every sound that started, in order, with its stream frame.
     public var sounds: [PlayedSound]
 
+    /// How many frames were captured.
     public var frames: Int { samples.count / max(channels, 1) }
 
     /// The samples of frames `range` (stream frames), interleaved.
@@ -337,6 +347,8 @@ public struct CapturedAudio: Sendable {
 
 /// Why a harness step failed: one sentence saying what was expected and what came.
 public struct HarnessError: Error, CustomStringConvertible {
+    /// What was expected and what happened instead, in one line.
     public var description: String
+    /// A failure saying `description`.
     public init(_ description: String) { self.description = description }
 }

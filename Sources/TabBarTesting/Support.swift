@@ -5,7 +5,9 @@ import TabBarSystem
 
 /// A 16-bit PCM WAV file, as libsndfile writes the daemon's capture (and as `Sounds/` holds).
 public struct WAVFile: Sendable {
+    /// Frames per second.
     public var rate: Int
+    /// Samples per frame.
     public var channels: Int
     /// Interleaved samples.
     public var samples: [Int16]
