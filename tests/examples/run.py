@@ -7,7 +7,8 @@ products (swift-tools-version 6.0: Swift 6 language mode). A configuration of th
 none is there, of the system's (/etc/tabbard/config.json, removed after) are present and
 would change the bar if read (/etc's only inside a mount namespace of the run's own). CLIENT.md's blocks are executables run in order against one
 daemon ($TABBARD_SOCKET); HARNESS.md's are the test target's files, run by `swift test`
-with neither TABBARD_BIN_DIR nor TABBARD_SOUNDS set (the harness finds both itself).
+with neither TABBARD_BIN_DIR nor TABBARD_SOUNDS set (the harness finds both itself), then
+with a TABBARD_BIN_DIR that holds no tabbard (it must fail saying so, in one line).
 A block whose first line is `// Package.swift…` shows the manifest and is not compiled.
 
 Usage: run.py REPO TABBARD_BIN_DIR   (the package and its build cache: REPO/.build/examples)
@@ -109,6 +110,15 @@ try:
     # HARNESS.md: the test target, the harness finding tabbard and its sounds by itself.
     if run([swift, "test", "--skip-build"], timeout=600).returncode != 0:
         failures.append("docs/HARNESS.md's examples: swift test failed")
+    # A wrong TABBARD_BIN_DIR: the test fails at once, with one line saying what to do.
+    wrong = os.path.join(tmp, "no-tabbard-here")
+    r = run([swift, "test", "--skip-build"], env=dict(env, TABBARD_BIN_DIR=wrong), timeout=120,
+            capture_output=True, text=True)
+    said = f"TABBARD_BIN_DIR is {wrong} but there is no executable {wrong}/tabbard: build it (swift build --product tabbard) or unset TABBARD_BIN_DIR"
+    if r.returncode == 0 or said not in r.stdout + r.stderr:
+        failures.append("with a wrong TABBARD_BIN_DIR the harness did not say so: " + (r.stdout + r.stderr)[-2000:])
+    else:
+        print("examples: a wrong TABBARD_BIN_DIR fails with: " + said)
 finally:
     if daemon is not None:
         daemon.terminate()
