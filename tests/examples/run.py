@@ -89,6 +89,9 @@ try:
         sys.exit("examples: the package does not build (see above)")
     bin_path = subprocess.run([swift, "build", "--show-bin-path"], cwd=work, env=env,
                               capture_output=True, text=True, check=True).stdout.strip()
+    stale = os.path.join(bin_path, "tabbard")  # (one a person built here by hand: the harness would take it first)
+    if os.path.exists(stale):
+        os.unlink(stale)
 
     # CLIENT.md: one daemon, each example in order.
     sock = os.path.join(tmp, "socket")
