@@ -239,6 +239,19 @@ public final class HeadlessDaemon {
         }
     }
 
+    /// Fails when an event for which `match` is true has arrived (typed, as in
+    /// `expect(_:_:)`), after the same round trip as `expectNoEvent(_:matching:)`.
+    ///
+    /// ```swift
+    /// try h.expectNoEvent("a selection") { if case .tabSelected = $0 { return true } else { return false } }
+    /// ```
+    public func expectNoEvent(_ description: String, _ match: (TabBarEvent) -> Bool) throws {
+        _ = try call("ping")
+        if let m = inbox.first(where: { Self.typed($0).map(match) ?? false }) {
+            throw HarnessError("expected no \(description), got \(m.text)")
+        }
+    }
+
     /// The events received and not yet consumed by `expect`, oldest first.
     public var pendingEvents: [JSON] {
         collect()

@@ -37,6 +37,9 @@ import TabBarTesting
         // A typed expect, and its failure.
         #expect(throws: HarnessError.self) { try h.expect(.tabSelected(seq: 9, tab: "home", previous: "chat", source: .user)) }
         #expect(ContinuousClock.now - began < .milliseconds(200))
+        // A typed expectNoEvent: the selection of chat has arrived; none of home.
+        #expect(throws: HarnessError.self) { try h.expectNoEvent("a selection of chat") { if case .tabSelected(_, "chat", _, _) = $0 { return true } else { return false } } }
+        try h.expectNoEvent("a selection of home") { if case .tabSelected(_, "home", _, _) = $0 { return true } else { return false } }
         // An event name the daemon does not have is refused before any wait.
         #expect(throws: HarnessError.self) { try h.expect(event: "tab.select") }
 
