@@ -51,7 +51,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: all deps packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps test-desktop desktop-deps test-rtkit rtkit-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web python-deps test-python gtk-deps test-gtk bench-python openrpc-deps openrpc test-openrpc
+.PHONY: all deps test-examples packaging-deps bench-deps build release run test test-swift test-contract test-units test-sandbox test-package man deb test-pipewire pipewire-deps test-desktop desktop-deps test-rtkit rtkit-deps install uninstall bench fuzz fuzz-build fuzz-smoke fuzz-merge fuzz-socket fuzz-socket-smoke clean test-harness web web-deps web-test-deps test-web bench-web python-deps test-python gtk-deps test-gtk bench-python openrpc-deps openrpc test-openrpc
 
 all: build
 
@@ -79,7 +79,7 @@ test: deps test-swift test-contract test-openrpc test-units test-sandbox test-pi
 
 test-swift:
 	$(SWIFT_BUILD) --build-tests
-	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" TABBARD_SOUNDS_DIR="$(CURDIR)/Sounds" $(SWIFT) test --skip-build
+	TABBARD_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
 
 ## test-contract: the contract client (tests/contract), docs/PROTOCOL.md's "What a client must know" examples run
 ## as written, tabbarctl's topics against the daemon's
@@ -113,11 +113,18 @@ test-openrpc: openrpc-deps
 	$(OPENRPC_VENV)/bin/python tests/openrpc/test_openrpc.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
 	HYPOTHESIS_STORAGE_DIRECTORY="$(CURDIR)/.build/hypothesis" $(OPENRPC_VENV)/bin/python tests/openrpc/test_properties.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"
 
-## test-harness: docs/HARNESS.md's shell example, a front end's test on virtual time (tabbarctl advance/wait)
-test-harness:
+## test-harness: docs/HARNESS.md's shell example, a front end's test on virtual time (tabbarctl advance/wait);
+## and test-examples
+test-harness: test-examples
 	$(SWIFT_BUILD) --product tabbard
 	$(SWIFT_BUILD) --product tabbarctl
 	sh tests/harness/front-end-test.sh "$$($(SWIFT) build --show-bin-path)/tabbard" "$$($(SWIFT) build --show-bin-path)/tabbarctl" "$(CURDIR)/Sounds" "$(CURDIR)/examples"
+
+## test-examples: every Swift example of docs/CLIENT.md and docs/HARNESS.md, as written, in a new package that
+## depends on tabbard by path (Swift 6 mode, a user's and a system's config present): tests/examples/run.py
+test-examples:
+	$(SWIFT_BUILD) --product tabbard
+	SWIFT="$(SWIFT)" python3 tests/examples/run.py "$(CURDIR)" "$$($(SWIFT) build --show-bin-path)"
 
 test-units:
 	bash systemd/check-units.sh

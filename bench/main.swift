@@ -23,10 +23,11 @@ Usage: tabbard-bench --daemon PATH [options]
   --keep              keep the temporary directory (logs, state)
   --sink-json PATH    the click at the sink, as bench/sink/sinkbench.py wrote it (make bench runs it first)
 
-  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N] [--request select|touch]
+  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N] [--request select|touch] [--typed]
                       only drive pipelined tab.select load (or fan-out rounds, or N
                       sequential round trips) at a running server and print the figure
-                      (for perf / callgrind / A-B runs)
+                      (for perf / callgrind / A-B runs); --typed: through the typed client
+                      (TabBar, docs/CLIENT.md) instead of raw lines, one client
 """
 
 struct Options {
@@ -49,6 +50,7 @@ struct Options {
     var loadSubscribers = 0
     var spin = false
     var loadRoundTrips = 0
+    var typed = false
 }
 
 func parseOptions() -> Options {
@@ -79,6 +81,7 @@ func parseOptions() -> Options {
         case "--subscribers": o.loadSubscribers = Int(value(a)) ?? 0
         case "--spin": o.spin = true
         case "--round-trips": o.loadRoundTrips = Int(value(a)) ?? 0
+        case "--typed": o.typed = true
         case "--request":
             guard let kind = Requests.Kind(rawValue: value(a)) else { fputs("tabbard-bench: --request takes select or touch\n", stderr); exit(2) }
             Requests.loadKind = kind
@@ -89,6 +92,20 @@ func parseOptions() -> Options {
     }
     if let socket = o.load {
         do {
+            if o.typed {
+                let (n, seconds, clients, kind) = (o.loadRoundTrips, o.loadSeconds, o.loadClients, Requests.loadKind)
+                guard clients == 1 else { throw BenchError("--typed drives one client") }
+                try runBlocking {
+                    if n > 0 {
+                        let d = Dist(try await typedRoundTrips(socket: socket, n: n, warmup: n / 10, kind: kind))
+                        print("typed round trip: p50 \(fmtUs(d.p50)) p90 \(fmtUs(d.p90)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
+                    } else {
+                        let rate = try await typedPipelined(socket: socket, window: 64, seconds: seconds, warmupSeconds: 0.2, kind: kind)
+                        print("typed: \(Int(rate)) requests/s")
+                    }
+                }
+                exit(0)
+            }
             if o.loadRoundTrips > 0 {
                 let d = Dist(try roundTrips(socket: socket, n: o.loadRoundTrips, warmup: o.loadRoundTrips / 10, kind: Requests.loadKind))
                 print("round trip: p50 \(fmtUs(d.p50)) p90 \(fmtUs(d.p90)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")

@@ -1,7 +1,7 @@
 import TabBarCore
 
 /// Why a client operation failed. `description` is one line a person can act on.
-public enum ClientError: Error, CustomStringConvertible {
+public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The socket at `path` could not be reached; `reason` says why and what to do.
     case connect(path: String, reason: String)
     /// A system call on the connection failed.
@@ -16,6 +16,7 @@ public enum ClientError: Error, CustomStringConvertible {
     /// its `message`, and the whole `data` object.
     case rpc(code: Int, kind: String, message: String, data: JSON)
 
+    /// One line saying what failed and what to do.
     public var description: String {
         switch self {
         case .connect(let path, let reason):

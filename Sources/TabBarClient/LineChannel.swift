@@ -5,9 +5,12 @@ import TabBarSystem
 /// One line received from the daemon: its parsed value and its exact text
 /// (without the line terminator).
 public struct ReceivedMessage {
+    /// The line, parsed.
     public let json: JSON
+    /// The line as the daemon wrote it.
     public let text: String
 
+    /// A line and its parse.
     public init(json: JSON, text: String) {
         self.json = json
         self.text = text

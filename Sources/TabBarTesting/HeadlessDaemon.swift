@@ -13,12 +13,17 @@ import TabBarClient
 public final class HeadlessDaemon {
     /// The temporary directory holding the socket, the state, the captures and the daemon's log.
     public let directory: String
+    /// The daemon's socket (connect your own client to it: `TabBar.connect(path:)`).
     public let socketPath: String
+    /// The daemon's state file.
     public let statePath: String
     /// The daemon's process id.
     public let pid: pid_t
     /// The connection the helpers use; it is subscribed to every event.
     public let connection: TabBarConnection
+    /// The sounds directory it was given (`sounds:`, or the shipped one it found); nil when
+    /// `$TABBARD_SOUNDS` or a `--sounds` among the arguments chose.
+    public let soundsDirectory: String?
     /// How long `expect` and the helpers wait for the daemon (real time), in ms.
     public var timeoutMs: Int
 
@@ -29,12 +34,18 @@ public final class HeadlessDaemon {
     private var capturedFirstFrame: Int64 = 0
     private var format = (rate: 48000, channels: 2)
     private var running = true
+    /// The daemon runs on the manual clock (nothing happens between requests).
+    private let manualClock: Bool
 
     /// Starts `tabbard` and connects.
     /// - Parameters:
-    ///   - binary: the `tabbard` executable; default `$TABBARD_BIN_DIR/tabbard`, else next
-    ///     to the running test bundle, else `tabbard` on `PATH`.
-    ///   - sounds: a sounds directory (`--sounds`); default `$TABBARD_SOUNDS_DIR`, else the daemon's own default.
+    ///   - binary: the `tabbard` executable; default `HeadlessDaemon.locateDaemon()`:
+    ///     `$TABBARD_BIN_DIR/tabbard`, else next to the running test, else in the tabbard
+    ///     package's own `.build/debug` or `.build/release`, else `tabbard` on `PATH`. When
+    ///     none is there it throws one line saying what to do (`swift build --product tabbard`).
+    ///   - sounds: a sounds directory (`--sounds`); default `$TABBARD_SOUNDS` (the daemon's own
+    ///     variable: directories separated by colons), else `HeadlessDaemon.shippedSounds`
+    ///     (the package's `Sounds/`, or the installed `/usr/share/tabbard/sounds`).
     ///   - configuration: a bar to configure before the test starts (`bar.configure` params), if any.
     ///   - arguments: more daemon flags (`--config FILE`, `--log-level debug`…). Without a
     ///     `--config FILE` among them the daemon reads no configuration file (`--no-config`):
@@ -42,15 +53,30 @@ public final class HeadlessDaemon {
     public init(binary: String? = nil, sounds: String? = nil, configuration: JSON? = nil,
                 arguments: [String] = [], timeoutMs: Int = 10_000) throws {
         self.timeoutMs = timeoutMs
+        let exe = try binary ?? HeadlessDaemon.locateDaemon()
+        var soundArgs: [String] = []
+        var chosen: String?
+        if let dir = sounds {
+            soundArgs = ["--sounds", dir]
+            chosen = dir
+        } else if HeadlessDaemon.env("TABBARD_SOUNDS") == nil && !arguments.contains("--sounds") {
+            guard let dir = HeadlessDaemon.shippedSounds else {
+                throw HarnessError("no sounds directory found (looked in \(HeadlessDaemon.soundPlaces.joined(separator: ", "))): pass sounds:, or set TABBARD_SOUNDS to a directory of .wav files")
+            }
+            soundArgs = ["--sounds", dir]
+            chosen = dir
+        }
+        soundsDirectory = chosen
+        manualClock = !arguments.contains("--clock")
         var template = Array((HeadlessDaemon.tempRoot() + "/tabbard-harness-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("cannot create a temporary directory: \(String(cString: strerror(errno)))") }
         directory = String(cString: made)
         socketPath = directory + "/socket"
         statePath = directory + "/state.json"
-        let exe = binary ?? HeadlessDaemon.locateDaemon()
         var args = ["tabbard", "--socket", socketPath, "--state", statePath, "--audio", "null", "--clock", "manual",
                     "--capture", directory + "/capture-0.wav"]
-        if let dir = sounds ?? HeadlessDaemon.env("TABBARD_SOUNDS_DIR") { args += ["--sounds", dir] }
+        if arguments.contains("--clock") { args.removeSubrange(7...8) }
+        args += soundArgs
         if !arguments.contains("--config") && !arguments.contains("--no-config") { args.append("--no-config") }
         args += arguments
         do {
@@ -118,24 +144,88 @@ public final class HeadlessDaemon {
     @discardableResult
     public func expect(event: String, description: String = "", timeoutMs: Int? = nil,
                        where predicate: (JSON) -> Bool) throws -> JSON {
+        guard Topics.events.contains(event) else {
+            throw HarnessError("expected \(event), which is no event of the daemon's (Topics.events: \(Topics.events.joined(separator: ", ")))")
+        }
+        let m = try waitFor(timeoutMs: timeoutMs, what: "\(event)\(description.isEmpty ? "" : " with \(description)")") { m in
+            m["method"]?.stringValue == event && predicate(m["params"] ?? .null)
+        }
+        return m["params"] ?? .null
+    }
+
+    /// Waits for the next event equal to `event` (typed, as `TabBarClient` decodes it);
+    /// events before it are consumed. Throws, naming what arrived instead.
+    ///
+    /// ```swift
+    /// try h.expect(.tabSelected(seq: 2, tab: "chat", previous: "home", source: .user))
+    /// ```
+    public func expect(_ event: TabBarEvent, timeoutMs: Int? = nil) throws {
+        _ = try waitFor(timeoutMs: timeoutMs, what: "\(event)") { m in Self.typed(m) == event }
+    }
+
+    /// Waits for the next event for which `match` returns a value, and returns that value;
+    /// events before it are consumed. `description` names what is awaited in the error.
+    ///
+    /// ```swift
+    /// let frame = try h.expect("a click") { event -> Int64? in
+    ///     if case .soundPlayed(let sound) = event, sound.name == "click" { return sound.frame }
+    ///     return nil
+    /// }
+    /// ```
+    public func expect<T>(_ description: String, timeoutMs: Int? = nil, _ match: (TabBarEvent) -> T?) throws -> T {
+        var found: T?
+        _ = try waitFor(timeoutMs: timeoutMs, what: description) { m in
+            guard let e = Self.typed(m), let v = match(e) else { return false }
+            found = v
+            return true
+        }
+        return found!
+    }
+
+    /// The events received and not yet consumed by `expect`, oldest first, typed.
+    public var pendingTypedEvents: [TabBarEvent] { pendingEvents.compactMap(Self.typed) }
+
+    static func typed(_ m: JSON) -> TabBarEvent? {
+        guard let name = m["method"]?.stringValue else { return nil }
+        let params = m["params"] ?? .obj([:])
+        return (try? TabBarEvent(name: name, params: params)) ?? .other(name: name, params: params)
+    }
+
+    /// Takes the first event of the inbox that `matches`, reading more until `timeoutMs`.
+    /// Under the manual clock, with no other client connected, nothing can arrive after a
+    /// round trip that has not arrived before its reply: then it fails at once. While another
+    /// client is connected (it could still cause the event) it asks again every 20 ms.
+    private func waitFor(timeoutMs: Int?, what: String, _ matches: (JSON) -> Bool) throws -> JSON {
         let deadline = monotonicMs() + Int64(timeoutMs ?? self.timeoutMs)
         var scanned = 0
+        var settled = false
+        var nextCheck: Int64 = 0
         while true {
             while scanned < inbox.count {
                 let m = inbox[scanned]
-                if m["method"]?.stringValue == event, predicate(m["params"] ?? .null) {
+                if matches(m) {
                     inbox.removeFirst(scanned + 1)
-                    return m["params"] ?? .null
+                    return m
                 }
                 scanned += 1
             }
-            let left = deadline - monotonicMs()
-            if left <= 0 {
-                let seen = inbox.map { $0.text }
-                throw HarnessError("expected \(event)\(description.isEmpty ? "" : " with \(description)"); "
-                                   + (seen.isEmpty ? "no event arrived" : "arrived instead: \(seen.joined(separator: ", "))"))
+            if manualClock && !settled && monotonicMs() >= nextCheck {
+                // Every event of the requests made so far arrives before this reply.
+                nextCheck = monotonicMs() + 20
+                let stats = try connection.call("stats.get")
+                collect()
+                settled = stats["clients"]?.intValue == 1
+                continue
             }
-            if let m = try connection.nextMessage(timeoutMs: Int(left)) { take(m) }
+            let left = deadline - monotonicMs()
+            if settled || left <= 0 {
+                let seen = inbox.map { $0.text }
+                throw HarnessError("expected \(what); "
+                                   + (seen.isEmpty ? "no event arrived" : "arrived instead: \(seen.joined(separator: ", "))")
+                                   + (settled ? " (and none can: the manual clock stands still and no other client is connected)" : ""))
+            }
+            let wait = manualClock && !settled ? min(left, max(nextCheck - monotonicMs(), 1)) : left
+            if let m = try connection.nextMessage(timeoutMs: Int(wait)) { take(m) }
         }
     }
 
@@ -146,6 +236,19 @@ public final class HeadlessDaemon {
         _ = try call("ping")
         if let m = inbox.first(where: { $0["method"]?.stringValue == event && EventMatch.matches($0["params"] ?? .null, matching) }) {
             throw HarnessError("expected no \(event)\(matching.isEmpty ? "" : " with \(HeadlessDaemon.describe(matching))"), got \(m.text)")
+        }
+    }
+
+    /// Fails when an event for which `match` is true has arrived (typed, as in
+    /// `expect(_:_:)`), after the same round trip as `expectNoEvent(_:matching:)`.
+    ///
+    /// ```swift
+    /// try h.expectNoEvent("a selection") { if case .tabSelected = $0 { return true } else { return false } }
+    /// ```
+    public func expectNoEvent(_ description: String, _ match: (TabBarEvent) -> Bool) throws {
+        _ = try call("ping")
+        if let m = inbox.first(where: { Self.typed($0).map(match) ?? false }) {
+            throw HarnessError("expected no \(description), got \(m.text)")
         }
     }
 
@@ -231,23 +334,20 @@ public final class HeadlessDaemon {
     }
 }
 
-/// A sound that started in the stream (`sound.played`).
-public struct PlayedSound: Equatable, Sendable {
-    public var name: String
-    public var voice: Int
-    /// Stream position (frames since the daemon started) of the sound's first frame.
-    public var frame: Int64
-}
-
 /// The captured stream: interleaved 16-bit samples from stream frame `firstFrame` on.
 public struct CapturedAudio: Sendable {
+    /// Frames per second.
     public var rate: Int
+    /// Samples per frame.
     public var channels: Int
+    /// The stream frame of the first sample.
     public var firstFrame: Int64
+    /// Interleaved samples.
     public var samples: [Int16]
     /// Every sound that started, in order, with its stream frame.
     public var sounds: [PlayedSound]
 
+    /// How many frames were captured.
     public var frames: Int { samples.count / max(channels, 1) }
 
     /// The samples of frames `range` (stream frames), interleaved.
@@ -260,6 +360,8 @@ public struct CapturedAudio: Sendable {
 
 /// Why a harness step failed: one sentence saying what was expected and what came.
 public struct HarnessError: Error, CustomStringConvertible {
+    /// What was expected and what happened instead, in one line.
     public var description: String
+    /// A failure saying `description`.
     public init(_ description: String) { self.description = description }
 }

@@ -3,8 +3,11 @@ import Glibc
 /// SplitMix64: a seeded generator, so that a failing run is repeated by its seed (the model
 /// tests, the decoding differential check and every other random test share it).
 public struct SplitMix64 {
+    /// The generator's state (the seed, advanced by each draw).
     public var state: UInt64
+    /// A generator that starts at `seed`.
     public init(seed: UInt64) { state = seed }
+    /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
@@ -14,8 +17,11 @@ public struct SplitMix64 {
     }
     /// 0 ..< n
     public mutating func int(_ n: Int) -> Int { n <= 1 ? 0 : Int(next() % UInt64(n)) }
+    /// true with probability `p`.
     public mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
+    /// One element of `a` (not empty).
     public mutating func pick<T>(_ a: [T]) -> T { a[int(a.count)] }
+    /// 0 ..< 1
     public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
 
@@ -23,6 +29,7 @@ public struct SplitMix64 {
 /// it is set, else the test's own fixed default — so every run is the same run, and a
 /// failure, which prints its seed, is repeated with `TABBARD_TEST_SEED=<seed>`.
 public enum TestSeed {
+    /// `TABBARD_TEST_SEED` if set and readable, else `fallback`.
     public static func value(default fallback: UInt64) -> UInt64 {
         guard let p = getenv("TABBARD_TEST_SEED") else { return fallback }
         let text = String(cString: p)

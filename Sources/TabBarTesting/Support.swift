@@ -5,7 +5,9 @@ import TabBarSystem
 
 /// A 16-bit PCM WAV file, as libsndfile writes the daemon's capture (and as `Sounds/` holds).
 public struct WAVFile: Sendable {
+    /// Frames per second.
     public var rate: Int
+    /// Samples per frame.
     public var channels: Int
     /// Interleaved samples.
     public var samples: [Int16]
@@ -63,22 +65,53 @@ extension HeadlessDaemon {
 
     static func tempRoot() -> String { env("TMPDIR") ?? "/tmp" }
 
-    /// `$TABBARD_BIN_DIR/tabbard`, else `tabbard` next to the running executable (the test
-    /// bundle in `.build/debug`), else `tabbard` on `PATH`.
-    static func locateDaemon() -> String {
-        if let dir = env("TABBARD_BIN_DIR") { return dir + "/tabbard" }
+    /// The tabbard package's root, from where this file was compiled (a path dependency, or
+    /// SwiftPM's checkout of it): its `Sounds/` and, once built, its `.build/*/tabbard`.
+    static let packageRoot: String = {
+        var path = #filePath  // …/Sources/TabBarTesting/Support.swift
+        for _ in 0..<3 { if let slash = path.lastIndex(of: "/") { path = String(path[..<slash]) } }
+        return path
+    }()
+
+    /// Where `shippedSounds` looks, in order.
+    static var soundPlaces: [String] {
+        [packageRoot + "/Sounds", "/usr/share/tabbard/sounds", "/usr/local/share/tabbard/sounds"]
+    }
+
+    /// The sounds tabbard ships: the package's `Sounds/`, else the installed
+    /// `/usr/share/tabbard/sounds` (or `/usr/local/share/tabbard/sounds`); nil if none is there.
+    public static var shippedSounds: String? {
+        soundPlaces.first { access($0 + "/click.wav", R_OK) == 0 }
+    }
+
+    /// The `tabbard` executable a `HeadlessDaemon` starts: `$TABBARD_BIN_DIR/tabbard`, else
+    /// `tabbard` next to the running test (a dependent package that built the `tabbard`
+    /// product: `swift build --product tabbard`), else in the tabbard package's own
+    /// `.build/debug` or `.build/release`, else on `PATH`. Throws one line saying what to do
+    /// when none is there.
+    public static func locateDaemon() throws -> String {
+        if let dir = env("TABBARD_BIN_DIR") {
+            guard access(dir + "/tabbard", X_OK) == 0 else {
+                throw HarnessError("TABBARD_BIN_DIR is \(dir) but there is no executable \(dir)/tabbard: build it (swift build --product tabbard) or unset TABBARD_BIN_DIR")
+            }
+            return dir + "/tabbard"
+        }
+        var places: [String] = []
         var buf = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buf, buf.count - 1)
         if n > 0 {
             var exe = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            // The bundle may sit in a directory (.xctest/…) inside the bin dir: look up a few levels.
+            // The test bundle may sit in a directory (.xctest/…) inside the bin dir: look up a few levels.
             for _ in 0..<3 {
                 guard let slash = exe.lastIndex(of: "/") else { break }
                 exe = String(exe[..<slash])
-                if access(exe + "/tabbard", X_OK) == 0 { return exe + "/tabbard" }
+                places.append(exe)
             }
         }
-        return "tabbard"
+        places += [packageRoot + "/.build/debug", packageRoot + "/.build/release"]
+        if let path = env("PATH") { places += path.split(separator: ":").map(String.init) }
+        for dir in places where access(dir + "/tabbard", X_OK) == 0 { return dir + "/tabbard" }
+        throw HarnessError("cannot find the tabbard executable (not beside this test, in \(packageRoot)/.build or on PATH): run `swift build --product tabbard` in your package, or set TABBARD_BIN_DIR to the directory that holds tabbard")
     }
 
     /// posix_spawnp with stdin from /dev/null and stdout+stderr to `log`.
@@ -95,7 +128,7 @@ extension HeadlessDaemon {
         var pid: pid_t = 0
         let r = posix_spawnp(&pid, exe, &actions, nil, argv, environ)
         guard r == 0 else {
-            throw HarnessError("cannot start \(exe): \(String(cString: strerror(r))) (pass binary:, or set TABBARD_BIN_DIR)")
+            throw HarnessError("cannot start \(exe): \(String(cString: strerror(r))) (pass binary:, or set TABBARD_BIN_DIR to the directory that holds tabbard)")
         }
         return pid
     }

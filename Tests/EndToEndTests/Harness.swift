@@ -15,7 +15,7 @@ enum Paths {
     static let binDir: String = ProcessInfo.processInfo.environment["TABBARD_BIN_DIR"] ?? packageRoot + "/.build/debug"
     static let tabbard = binDir + "/tabbard"
     static let tabbarctl = binDir + "/tabbarctl"
-    static let sounds = ProcessInfo.processInfo.environment["TABBARD_SOUNDS_DIR"] ?? packageRoot + "/Sounds"
+    static let sounds = packageRoot + "/Sounds"
 }
 
 struct TestFailure: Error, CustomStringConvertible {

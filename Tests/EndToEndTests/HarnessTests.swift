@@ -17,6 +17,58 @@ import TabBarTesting
         #expect(d.log.contains(#"looked_for="none (--no-config)""#), "\(d.log)")
     }
 
+    /// Under the manual clock with no other client, an expect that cannot be met fails at
+    /// once (a round trip, not its 10 s timeout), naming what did arrive; with another client
+    /// connected it waits, and takes the event that client causes.
+    @Test func aFailingExpectFailsAtOnceNamingWhatArrived() throws {
+        let h = try privateDaemon()
+        defer { #expect(h.stop() == 0) }
+        try h.call("bar.configure", ["items": [["id": "home"], ["id": "chat"]], "selected": "home"])
+        try h.call("tab.select", ["tab": "chat"])
+        let began = ContinuousClock.now
+        do {
+            try h.expect(event: "tab.selected", matching: ["tab": "home"])
+            Issue.record("expect met an event that never came")
+        } catch let e as HarnessError {
+            #expect(e.description.contains(#""method":"tab.selected","params":{"seq":2,"tab":"chat""#), "\(e)")
+            #expect(e.description.hasPrefix("expected tab.selected with tab=home; arrived instead: "), "\(e)")
+        }
+        #expect(ContinuousClock.now - began < .milliseconds(100))
+        // A typed expect, and its failure.
+        #expect(throws: HarnessError.self) { try h.expect(.tabSelected(seq: 9, tab: "home", previous: "chat", source: .user)) }
+        #expect(ContinuousClock.now - began < .milliseconds(200))
+        // A typed expectNoEvent: the selection of chat has arrived; none of home.
+        #expect(throws: HarnessError.self) { try h.expectNoEvent("a selection of chat") { if case .tabSelected(_, "chat", _, _) = $0 { return true } else { return false } } }
+        try h.expectNoEvent("a selection of home") { if case .tabSelected(_, "home", _, _) = $0 { return true } else { return false } }
+        // An event name the daemon does not have is refused before any wait.
+        #expect(throws: HarnessError.self) { try h.expect(event: "tab.select") }
+
+        // Another client connected: expect waits for what it does.
+        nonisolated(unsafe) let other = try RawClient(path: h.socketPath)
+        let selector = Thread {
+            usleep(100_000)
+            _ = try? other.call("tab.select", #"{"tab":"home"}"#)
+        }
+        selector.start()
+        let tab = try h.expect("the other client's selection") { event -> String? in
+            if case .tabSelected(3, let tab, "chat", .user) = event { return tab }
+            return nil
+        }
+        #expect(tab == "home")
+    }
+
+    /// With no `binary:` the harness finds the daemon by itself (here: beside the test bundle
+    /// or in the package's .build), and the shipped sounds from its own source location.
+    @Test func theHarnessFindsTheDaemonAndTheSounds() throws {
+        #expect(try HeadlessDaemon.locateDaemon().hasSuffix("/tabbard"))
+        #expect(HeadlessDaemon.shippedSounds == Paths.sounds)
+        let h = try HeadlessDaemon()
+        defer { #expect(h.stop() == 0) }
+        #expect(h.soundsDirectory == Paths.sounds)
+        try h.call("sound.play", ["name": "click"])
+        try h.expect(event: "sound.played", matching: ["name": "click"])
+    }
+
     /// Raw lines only: a hide-on-push bar stepped through its phases by clock.advance alone.
     @Test func outsideClientStepsAHideOnPushBarByClockAdvance() throws {
         let d = try privateDaemon()
@@ -178,11 +230,9 @@ import TabBarTesting
         return String(doc[start.upperBound..<end.lowerBound])
     }
 
+    /// The shell example is the script's (the Swift examples are run as written by make test-examples).
     @Test func theDocShowsTheExamplesThatRun() throws {
         let doc = try String(contentsOfFile: Paths.packageRoot + "/docs/HARNESS.md", encoding: .utf8)
-        let swift = try String(contentsOfFile: Paths.packageRoot + "/Tests/EndToEndTests/HarnessExampleTests.swift", encoding: .utf8)
-        let body = swift.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n")
-        #expect(Self.block("swift", in: doc).map { $0 + "\n" } == body)
         let script = try String(contentsOfFile: Paths.packageRoot + "/tests/harness/front-end-test.sh", encoding: .utf8)
         let shown = try #require(Self.block("sh", in: doc))
         #expect(script.contains(shown + "\n"), "the shell example in docs/HARNESS.md is not tests/harness/front-end-test.sh's")

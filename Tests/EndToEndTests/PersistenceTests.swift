@@ -1,41 +1,39 @@
 import Foundation
 import Glibc
 import Testing
+import TabBarClient
 import TabBarCore
 
 @Suite(.serialized) struct PersistenceTests {
-    @Test func stateSurvivesARestart() throws {
+    /// (Through the typed client, as a front end would.)
+    @Test func stateSurvivesARestart() async throws {
         let d = try Daemon()
-        let c = try RawClient(path: d.socket)
-        _ = try c.call("tab.select", #"{"tab":"chat"}"#)
-        _ = try c.call("badge.set", #"{"tab":"me","count":120}"#)
-        _ = try c.call("badge.set", #"{"tab":"nearby","dot":true}"#)
-        let before = try c.call("state.get")["result"]
-        c.close()
+        let bar = try await TabBar.connect(path: d.socket)
+        try await bar.select(.id("chat"))
+        try await bar.setBadge(.count(120), on: "me")
+        try await bar.setBadge(.dot, on: "nearby")
+        let before = try await bar.state()
+        bar.close()
         #expect(d.stop() == 0)
 
         let again = try Daemon(dir: d.dir)
         defer { #expect(again.stop() == 0) }
-        let after = try RawClient(path: again.socket).call("state.get")["result"]
-        #expect(after?["seq"] == .int(3))
+        let after = try await TabBar.connect(path: again.socket).state()
+        #expect(after.seq == 3)
         #expect(after == before)
     }
 
-    @Test func acknowledgedChangesSurviveSIGKILL() throws {
+    @Test func acknowledgedChangesSurviveSIGKILL() async throws {
         let d = try Daemon()
-        let c = try RawClient(path: d.socket)
-        var lastSeq = 0
-        for k in 1...200 {
-            let r = try c.call("badge.set", #"{"tab":"chat","count":\#(k)}"#)
-            lastSeq = r["result"]?["seq"]?.intValue ?? -1
-        }
+        let bar = try await TabBar.connect(path: d.socket)
+        var lastSeq: UInt64 = 0
+        for k in 1...200 { lastSeq = try await bar.setBadge(.count(k), on: "chat").seq }
         d.kill9()
         let again = try Daemon(dir: d.dir)
         defer { #expect(again.stop() == 0) }
-        let st = try RawClient(path: again.socket).call("state.get")["result"]
-        #expect(st?["seq"] == .int(lastSeq))
-        guard case .array(let items)? = st?["state"]?["items"] else { Issue.record("no items"); return }
-        #expect(items[3]["badge"]?["value"] == .int(200))
+        let st = try await TabBar.connect(path: again.socket).state()
+        #expect(st.seq == lastSeq)
+        #expect(st.state.items.first { $0.id == "chat" }?.badge == .count(200))
     }
 
     /// `compact_interval_ms` spaces compactions out: with a minute between them, 50 changes

@@ -9,7 +9,7 @@ import TabBarCore
 /// playing a sound the bank no longer has.
 @Suite(.serialized) struct SoundLookupTests {
     @Test func aReloadForgetsTheSoundPlayedLast() throws {
-        let sounds = try #require(ProcessInfo.processInfo.environment["TABBARD_SOUNDS_DIR"], "run as the Makefile does")
+        let sounds = String(#filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/")) + "/Sounds"  // the package's
         let dir = Rigs.tempDir("tabbard-lookup")
         defer { _ = system("rm -rf '\(dir)'") }
         #expect(system("cp '\(sounds)/click.wav' '\(sounds)/reselect.wav' '\(dir)/'") == 0)
