@@ -171,6 +171,9 @@ public enum TabBarEvent: Sendable, Equatable {
     case soundPlayed(PlayedSound)
     /// `sound.failed`: an accepted sound was not heard intact.
     case soundFailed(voice: Int, name: String, reason: String)
+    /// `sound.suppressed`: a sound was not played because the desktop's sound settings
+    /// silence it (`reason` says which).
+    case soundSuppressed(name: String, reason: String)
     /// `server.stopping`: the daemon is shutting down.
     case serverStopping
     /// An event this version of the client does not know, as received.
@@ -195,6 +198,7 @@ public enum TabBarEvent: Sendable, Equatable {
         case .animationEnded: return "animation.ended"
         case .soundPlayed: return "sound.played"
         case .soundFailed: return "sound.failed"
+        case .soundSuppressed: return "sound.suppressed"
         case .serverStopping: return "server.stopping"
         case .other(let name, _): return name
         }
@@ -210,7 +214,7 @@ public enum TabBarEvent: Sendable, Equatable {
              .animationBegan(let seq, _, _, _, _), .animationEnded(let seq, _, _):
             return seq
         case .other(_, let params): return params["seq"].flatMap { Decode.uint($0) }
-        case .soundPlayed, .soundFailed, .serverStopping: return nil
+        case .soundPlayed, .soundFailed, .soundSuppressed, .serverStopping: return nil
         }
     }
 
@@ -258,6 +262,8 @@ public enum TabBarEvent: Sendable, Equatable {
                                             frame: Int64(p["frame"]?.intValue ?? -1)))
         case "sound.failed":
             self = .soundFailed(voice: try Decode.int(p, "voice"), name: try Decode.string(p, "name"), reason: p["reason"]?.stringValue ?? "")
+        case "sound.suppressed":
+            self = .soundSuppressed(name: try Decode.string(p, "name"), reason: try Decode.string(p, "reason"))
         case "server.stopping":
             self = .serverStopping
         case "state.resync":

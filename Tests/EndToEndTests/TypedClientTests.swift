@@ -98,9 +98,8 @@ import TabBarClient
         let task = Task { try await bar.call("ping") }
         try await Task.sleep(for: .milliseconds(50))  // (the request is sent and waits)
         task.cancel()
-        let began = ContinuousClock.now
+        // (CancellationError, not the 5 s timeout's ClientError.timeout: the cancel ended it.)
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(ContinuousClock.now - began < .seconds(2))  // (not the 5 s timeout: cancelled)
         await #expect(throws: ClientError.timeout) { try await impatient.ping() }
         kill(d.process.processIdentifier, SIGCONT)
         #expect(try await bar.select(.id("chat")).selected == "chat")
