@@ -23,22 +23,12 @@ import tempfile
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # tabbardclient
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # tabbardclient, pwrig
 from tabbardclient import Client  # noqa: E402
+from pwrig import wait_for  # noqa: E402
 
 DAEMON = SOUNDS = None
 SCHEMA = "org.gnome.desktop.sound"
-
-
-def wait_for(cond, timeout, what, step=0.02):
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() >= end:
-            raise TimeoutError("timed out after %.0f s waiting for %s" % (timeout, what))
-        time.sleep(step)
 
 
 class DesktopCase(unittest.TestCase):
