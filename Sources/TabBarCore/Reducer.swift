@@ -259,13 +259,13 @@ public struct Reducer: Sendable {
     /// becomes selected (its predecessor `previous`) unless it already was (`reselected`).
     /// Returns the sound a user's commit plays.
     mutating func moveSelection(to k: Int, reselected: Bool, source: Source) -> Effect? {
+        let click = source == .user ? commitSound(k) : nil
         state.activeAction = nil
         if !reselected {
             state.previous = state.selected
             state.selected = state.items[k].id
         }
-        guard source == .user else { return nil }
-        return sound(reselected ? .reselect : .select, of: k)
+        return click
     }
 
     // MARK: Actions
@@ -287,7 +287,7 @@ public struct Reducer: Sendable {
     mutating func commitAction(_ k: Int, source: Source, click: Bool = true, into out: inout Outcome) {
         state.activeAction = state.items[k].id
         out.publish(.actionTriggered(seq: seq, tab: state.items[k].id, action: state.items[k].action))
-        if source == .user && click { out.play(sound(state.items[k].kind == .center ? .center : .action, of: k)) }
+        if source == .user && click { out.play(commitSound(k)) }
     }
 
     mutating func actionFinish(_ tab: String, into out: inout Outcome) {

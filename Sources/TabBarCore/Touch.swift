@@ -76,7 +76,7 @@ extension Reducer {
             if let id = touchID { touch.remember(id) }
             // `click_on: "press"` plays the commit's click now, once per touch that begins a highlight.
             let pressed = state.settings.clickOn == .press && state.settings.commitOn == .up && state.highlighted != state.items[k].id
-            highlightBegin(k, sound: pressed ? pressSound(k) : nil, into: &out)
+            highlightBegin(k, sound: pressed ? commitSound(k) : nil, into: &out)
             touch.begin(TouchTracker.Active(item: state.items[k].id, id: touchID, committed: false, clicked: pressed))
             var commit: Commit?
             if state.settings.commitOn == .down {
@@ -133,10 +133,10 @@ extension Reducer {
         return .action
     }
 
-    /// The click a user's commit of item `k` would play now (`click_on: "press"` plays it on
-    /// the `down`): the reselect sound on the selected tab, the select sound on another, the
-    /// center or action sound; the item's own `sound` and the sound map apply as for the commit.
-    func pressSound(_ k: Int) -> Effect? {
+    /// The click a user's commit of item `k` plays (on the `down` under `click_on: "press"`):
+    /// the reselect sound on the selected tab, the select sound on another, the center or
+    /// action sound; the item's own `sound` and the sound map apply.
+    func commitSound(_ k: Int) -> Effect? {
         switch state.items[k].kind {
         case .tab: return sound(state.selected == state.items[k].id ? .reselect : .select, of: k)
         case .center: return sound(.center, of: k)
