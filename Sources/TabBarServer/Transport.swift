@@ -24,7 +24,11 @@ final class Transport {
     let peerLogs: PeerLogs
     unowned(unsafe) var delegate: TransportDelegate!  // (the server, which owns the transport)
     private let hello: [UInt8]
-    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// What one read of a client takes at most (a page). A turn reads each ready client once,
+    /// so the answers to a burst leave after its first page while the client sends on, and one
+    /// client's burst does not hold the others' turn (docs/PERFORMANCE.md, "One read a turn").
+    static let readSize = 4096
+    private var readBuffer = [UInt8](repeating: 0, count: Transport.readSize)
     /// Where an event line is encoded, once for all its subscribers.
     private var scratch = ByteBuffer(capacity: 8192)
     /// A committed group's events are being published: a burst, see `fellBehind`.
@@ -135,65 +139,40 @@ final class Transport {
         clients.dirty.append(c)
     }
 
-    /// Reads what `c` sent (up to 8 reads a turn, so one client cannot hold the loop) and
-    /// hands each framed line to the delegate, stamped with this loop turn's time.
+    /// Reads what `c` sent, one read of at most `readSize` bytes a turn, and hands each framed
+    /// line to the delegate, stamped with this loop turn's time. While its queued output is over
+    /// max_queued_bytes it is not read (back-pressure) until a flush drains half of that.
     func read(_ c: Connection, now: UInt64) {
-        var reads = 0
-        while !c.closed && !c.readClosed && !c.readPaused && !c.held && reads < 8 {
-            let n: Int
-            do throws(Errno) {
-                guard case .done(let got) = try Sys.read(c.fd, into: &readBuffer) else { break }
-                n = got
-            } catch {
-                drop(c)
-                return
-            }
-            reads += 1
-            if n == 0 {
-                // Half-close: answer every complete line received, flush, then close.
-                c.readClosed = true
-                c.framer.finish { unit in delegate.received(unit, from: c, readNs: now) }
-                loop.rewatch(c)
-                break
-            }
-            let used = readBuffer.withUnsafeBufferPointer { buf in frame(UnsafeBufferPointer(rebasing: buf[0..<n]), for: c, readNs: now) }
-            if used < n {
-                // Back-pressure in the middle of a read: the rest waits until the client reads its replies.
-                c.unread = Array(readBuffer[used..<n])
-            }
-            if c.queued > config.maxQueuedBytes && !c.readPaused {
-                // Back-pressure: stop reading until the client reads its replies.
-                c.readPaused = true
-                loop.rewatch(c)
-            }
-            if n < readBuffer.count { break }
+        defer { markDirty(c) }
+        pauseIfBehind(c)
+        guard !c.closed && !c.readClosed && !c.readPaused && !c.held else { return }
+        let n: Int
+        do throws(Errno) {
+            guard case .done(let got) = try Sys.read(c.fd, into: &readBuffer) else { return }
+            n = got
+        } catch {
+            drop(c)
+            return
         }
-        markDirty(c)
+        if n == 0 {
+            // Half-close: answer every complete line received, flush, then close.
+            c.readClosed = true
+            c.framer.finish { unit in delegate.received(unit, from: c, readNs: now) }
+            loop.rewatch(c)
+        } else {
+            readBuffer.withUnsafeBufferPointer { buf in
+                c.framer.feed(UnsafeBufferPointer(rebasing: buf[0..<n])) { unit in delegate.received(unit, from: c, readNs: now) }
+            }
+            pauseIfBehind(c)
+        }
     }
 
-    /// Frames `bytes` for `c` in slices, stopping as soon as its queued output is over
-    /// max_queued_bytes; returns the bytes consumed. A 64 KiB read of small requests with
-    /// big replies (`state.get`) would otherwise queue megabytes at once.
-    private func frame(_ bytes: UnsafeBufferPointer<UInt8>, for c: Connection, readNs: UInt64) -> Int {
-        var off = 0
-        while off < bytes.count && !c.closed && c.queued <= config.maxQueuedBytes {
-            let end = min(bytes.count, off + 4096)
-            c.framer.feed(UnsafeBufferPointer(rebasing: bytes[off..<end])) { unit in delegate.received(unit, from: c, readNs: readNs) }
-            off = end
-        }
-        return off
-    }
-
-    /// Frames what was read while the client was paused, delivers its answers, and pauses
-    /// it again if need be.
-    private func resumeUnread(_ c: Connection) {
-        let pending = c.unread
-        c.unread = []
-        // (Framed now, after this loop turn's timers fired: stamped with the time it is framed.)
-        let used = pending.withUnsafeBufferPointer { frame($0, for: c, readNs: MonotonicClock.nanoseconds()) }
-        if used < pending.count { c.unread = Array(pending[used...]) }
-        delegate.deliverStaged()
-        if c.queued > config.maxQueuedBytes { c.readPaused = true }
+    /// Stops reading `c` while its queued output is over max_queued_bytes (back-pressure);
+    /// `flushDirty` resumes it once half of that has drained.
+    private func pauseIfBehind(_ c: Connection) {
+        guard !c.closed && !c.readPaused && c.queued > config.maxQueuedBytes else { return }
+        c.readPaused = true
+        loop.rewatch(c)
     }
 
     // MARK: Queueing
@@ -307,20 +286,11 @@ final class Transport {
             }
             if c.queued == 0 { c.behind = false }
             var changed = false
-            // Resume a paused client: first what was read but not framed, flushing as it goes,
-            // until it is paused again by a full socket or everything is framed.
-            while c.readPaused && c.queued <= config.maxQueuedBytes / 2 {
+            // Resume a paused client once half its allowance has drained.
+            if c.readPaused && c.queued <= config.maxQueuedBytes / 2 {
                 c.readPaused = false
                 changed = true
-                guard !c.unread.isEmpty else { break }
-                resumeUnread(c)
-                if c.closed { break }
-                if !c.flush(now: now) {
-                    drop(c)
-                    break
-                }
             }
-            if c.closed { continue }
             let pending = c.queued > 0
             if pending != c.pollingOut { clients.setPollingOut(c, pending); changed = true }
             if c.readClosed && !pending && !c.held {
@@ -429,8 +399,6 @@ final class Connection {
     var pollingOut = false
     /// Reading is paused because too much output is queued (back-pressure).
     var readPaused = false
-    /// Bytes read but not yet framed when reading was paused (at most one read).
-    var unread: [UInt8] = []
     /// A request of this client waits for the sounds (`sound.reload`, a `sound.play` of a sound
     /// still loading): it is not read, and lines already read wait in `heldLines`, so that its
     /// replies stay in request order (SoundLoading.swift).
