@@ -2,43 +2,6 @@ import Glibc
 import TabBarCore
 import TabBarSystem
 
-/// One line received from the daemon: its parsed value and its exact text
-/// (without the line terminator).
-public struct ReceivedMessage {
-    /// The line, parsed.
-    public let json: JSON
-    /// The line as the daemon wrote it.
-    public let text: String
-
-    /// A line and its parse.
-    public init(json: JSON, text: String) {
-        self.json = json
-        self.text = text
-    }
-}
-
-/// A point in time on the monotonic clock, after which a wait gives up.
-struct Deadline {
-    let nanoseconds: UInt64
-
-    static func now() -> UInt64 { MonotonicClock.nanoseconds() }
-
-    /// `ms` milliseconds from now (negative counts as zero).
-    static func after(ms: Int) -> Deadline {
-        Deadline(nanoseconds: now() + UInt64(max(0, ms)) * 1_000_000)
-    }
-
-    /// What is left, rounded up to whole milliseconds, as `poll` wants it.
-    var remainingMs: Int32 {
-        let t = Deadline.now()
-        guard nanoseconds > t else { return 0 }
-        return Int32(clamping: (nanoseconds - t + 999_999) / 1_000_000)
-    }
-}
-
-/// `strerror` as a Swift string.
-func errnoText(_ code: Int32) -> String { String(cString: strerror(code)) }
-
 /// A connected, non-blocking stream socket that sends bytes and hands out whole
 /// lines. Reads go through a 64 KiB buffer and a `LineFramer`; every wait is a
 /// `poll` bounded by a deadline (recomputed when `Sys` retries an interrupted one).
@@ -48,11 +11,8 @@ final class LineChannel {
         case violation(String)
     }
 
-    /// The longest line accepted from the daemon.
-    static let maxLine = 16 << 20
-
     private(set) var fd: Int32
-    private var framer = LineFramer(maxLine: LineChannel.maxLine)
+    private var framer = LineFramer(maxLine: Wire.maxLine)
     private var buffer = [UInt8](repeating: 0, count: 65536)
     private var entries: [Entry] = []
     private var head = 0
@@ -173,7 +133,7 @@ final class LineChannel {
     private func take(_ line: LineFramer.Line) {
         switch line {
         case .tooLong:
-            entries.append(.violation("a line longer than \(LineChannel.maxLine) bytes"))
+            entries.append(.violation("a line longer than \(Wire.maxLine) bytes"))
         case .line(let bytes):
             do {
                 let json = try JSON.parse(bytes)

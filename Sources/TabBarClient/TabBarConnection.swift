@@ -24,7 +24,7 @@ public final class TabBarConnection {
     /// Connects to the socket at `path` and reads the `hello` notification.
     public convenience init(path: String, timeoutMs: Int = 5000) throws {
         if let why = SocketPath.untrustedDirectory(of: path) { throw ClientError.connect(path: path, reason: why) }
-        let fd = try TabBarConnection.connectSocket(path: path)
+        let fd = try Wire.connectSocket(path: path)
         try self.init(fileDescriptor: fd, timeoutMs: timeoutMs)
     }
 
@@ -42,7 +42,7 @@ public final class TabBarConnection {
                 // Refused before the greeting (too many clients, not allowed…).
                 throw ClientError.fromReply(error)
             } else {
-                throw ClientError.protocolViolation("expected the hello notification first, got \(Self.excerpt(first.text))")
+                throw ClientError.protocolViolation("expected the hello notification first, got \(Wire.excerpt(first.text))")
             }
         } catch {
             channel.close()
@@ -66,7 +66,7 @@ public final class TabBarConnection {
         nextID += 1
         let deadline = Deadline.after(ms: timeoutMs)
         do {
-            try channel.send(Self.requestLine(id: .int(id), method: method, params: params), deadline: deadline)
+            try channel.send(Wire.requestLine(id: id, method: method, params: params), deadline: deadline)
             while true {
                 guard let m = try channel.next(deadline: deadline) else { throw ClientError.timeout }
                 guard let replyID = Self.replyID(m.json) else {
@@ -76,7 +76,7 @@ public final class TabBarConnection {
                 if replyID == id {
                     if let error = m.json["error"] { throw ClientError.fromReply(error) }
                     guard let result = m.json["result"] else {
-                        throw ClientError.protocolViolation("the reply to \(method) has neither result nor error: \(Self.excerpt(m.text))")
+                        throw ClientError.protocolViolation("the reply to \(method) has neither result nor error: \(Wire.excerpt(m.text))")
                     }
                     return result
                 }
@@ -91,7 +91,7 @@ public final class TabBarConnection {
 
     /// Sends a notification (no id): the daemon carries it out and replies nothing.
     public func notify(_ method: String, _ params: JSON? = nil) throws {
-        try channel.send(Self.requestLine(id: nil, method: method, params: params), deadline: .after(ms: timeoutMs))
+        try channel.send(Wire.requestLine(id: nil, method: method, params: params), deadline: .after(ms: timeoutMs))
     }
 
     /// Sends `line` as it is (a newline is added when missing). For tests and tools.
@@ -136,75 +136,6 @@ public final class TabBarConnection {
         return .some(nil)
     }
 
-    static func requestLine(id: JSON?, method: String, params: JSON?) -> [UInt8] {
-        var members = [JSON.Member("jsonrpc", .string("2.0"))]
-        if let id { members.append(JSON.Member("id", id)) }
-        members.append(JSON.Member("method", .string(method)))
-        if let params { members.append(JSON.Member("params", params)) }
-        var out = JSON.object(members).encoded()
-        out.append(0x0A)
-        return out
-    }
-
-    static func excerpt(_ text: String) -> String {
-        text.count > 120 ? String(text.prefix(120)) + "…" : text
-    }
-
     // MARK: - Connecting
 
-    static func connectSocket(path: String) throws -> Int32 {
-        var addr = sockaddr_un()
-        let capacity = MemoryLayout.size(ofValue: addr.sun_path)
-        let bytes = Array(path.utf8)
-        guard !bytes.isEmpty else {
-            throw ClientError.connect(path: path, reason: "the socket path is empty — pass --socket PATH or set TABBARD_SOCKET")
-        }
-        guard bytes.count < capacity else {
-            throw ClientError.connect(path: path, reason: "the path is \(bytes.count) bytes long but a Unix socket path may have at most \(capacity - 1) — use a shorter --socket path")
-        }
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { dst in
-            dst.copyBytes(from: bytes)
-            dst[bytes.count] = 0
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw ClientError.connect(path: path, reason: "cannot create a socket: \(errnoText(errno))")
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
-        var e = EAGAIN  // (a listener whose backlog is full: .wouldBlock)
-        do throws(Errno) {
-            if case .done = try Sys.connect(fd, to: &addr, length: length) { return fd }
-        } catch {
-            e = error.code
-        }
-        try? Sys.close(fd)
-        throw ClientError.connect(path: path, reason: connectHint(e))
-    }
-
-    /// How a person starts the daemon, for the hints of connection errors. A program sets
-    /// it once, before connecting (tabbarctl: `make run` in the source tree, systemctl when installed).
-    public static var startAdvice: String {
-        get { advice.withLock { $0 } }
-        set { advice.withLock { $0 = newValue } }
-    }
-    private static let advice = Mutex("start it (`systemctl --user start tabbard.socket`)")
-
-    /// The system's reason plus what to do about it.
-    static func connectHint(_ e: Int32) -> String {
-        let startAdvice = Self.startAdvice
-        let reason = errnoText(e)
-        switch e {
-        case ENOENT, ENOTDIR:
-            return "\(reason) — is tabbard running? \(startAdvice) or pass --socket"
-        case ECONNREFUSED:
-            return "\(reason) — nothing is listening there (a stale socket of a stopped tabbard?); \(startAdvice) or pass --socket"
-        case EACCES, EPERM:
-            return "\(reason) — you may not use this socket; run as the daemon's user or group, or pass --socket"
-        case EAGAIN:
-            return "\(reason) — tabbard is not accepting connections fast enough; retry in a moment"
-        default:
-            return "\(reason) — is tabbard running? \(startAdvice) or pass --socket"
-        }
-    }
 }

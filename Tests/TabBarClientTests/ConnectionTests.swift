@@ -216,7 +216,7 @@ import TabBarCore
     }
 
     @Test func requestLinesAreCompactJSONRPC() {
-        let line = TabBarConnection.requestLine(id: .int(4), method: "touch", params: .obj(["x": .double(1.5)]))
+        let line = Wire.requestLine(id: 4, method: "touch", params: .obj(["x": .double(1.5)]))
         #expect(String(decoding: line, as: UTF8.self) == #"{"jsonrpc":"2.0","id":4,"method":"touch","params":{"x":1.5}}"# + "\n")
     }
 }
