@@ -6,20 +6,22 @@
 @preconcurrency import Glibc
 import TabBarClient
 
-/// Runs `body` on the cooperative pool and waits for it on this thread.
-func runBlocking(_ body: @escaping @Sendable () async throws -> Void) throws {
-    final class Box: @unchecked Sendable {
-        var sem = sem_t()
-        var error: (any Error)?
-    }
-    let box = Box()
-    sem_init(&box.sem, 0, 0)
+/// What `runBlocking`'s task hands to the waiting thread.
+private final class Handover: @unchecked Sendable {
+    var done = sem_t()
+    var result: Result<any Sendable, any Error>?
+}
+
+/// Runs `body` on the cooperative pool and waits for it on this thread (not a pool thread).
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = Handover()
+    sem_init(&box.done, 0, 0)
     Task.detached {
-        do { try await body() } catch { box.error = error }
-        sem_post(&box.sem)
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        sem_post(&box.done)
     }
-    while sem_wait(&box.sem) != 0 {}
-    if let error = box.error { throw error }
+    while sem_wait(&box.done) != 0 {}
+    return try box.result!.get() as! T
 }
 
 /// One typed request of `kind`'s cycle, its `k`-th step (select tab 0, tab 1; or tap tab 0, tab 1).

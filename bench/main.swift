@@ -237,9 +237,11 @@ func startServer(_ argv: [String], socket: String, env: [String: String] = [:], 
 }
 
 func statsGet(_ socket: String) throws -> JSON {
-    let c = try TabBarConnection(path: socket, timeoutMs: 5000)
-    defer { c.close() }
-    return try c.call("stats.get")
+    try runBlocking {
+        let bar = try await TabBar.connect(path: socket)
+        defer { bar.close() }
+        return try await bar.call("stats.get")
+    }
 }
 
 var children: [Child] = []

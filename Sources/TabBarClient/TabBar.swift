@@ -74,6 +74,12 @@ public final class TabBar: Sendable {
     /// `SocketPath.resolve(explicit:instance:)`), and reads its `hello`.
     /// Throws `ClientError.connect` saying why and what to do when no daemon answers there.
     public static func connect(path: String? = nil, instance: String? = nil, options: Options = Options()) async throws -> TabBar {
+        try connectNow(path: path, instance: instance, options: options)
+    }
+
+    /// `connect`, blocking the calling thread (for TabBarTesting's synchronous harness).
+    @_spi(Harness)
+    public static func connectNow(path: String? = nil, instance: String? = nil, options: Options = Options()) throws -> TabBar {
         let resolved = SocketPath.resolve(explicit: path, instance: instance)
         let link = try Core.handshake(path: resolved, timeoutMs: options.timeout.map(Core.milliseconds) ?? -1)
         let core = Core(path: resolved, options: options, link: link)
