@@ -22,11 +22,10 @@ final class IOExecutor: TaskExecutor {
     let queue = Mutex(Queue())
     /// The I/O thread (`pthread_self`), 0 before it started.
     let thread = Atomic<UInt>(0)
-    /// The write end of the pipe that wakes the thread (owned by `Core`, which the
-    /// thread keeps alive until it has set `gone`).
-    let wakeWriteFD: Int32
+    /// Wakes the thread from its `poll`.
+    let wakeup: Wakeup
 
-    init(wakeWriteFD: Int32) { self.wakeWriteFD = wakeWriteFD }
+    init(wakeup: Wakeup) { self.wakeup = wakeup }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
@@ -35,8 +34,7 @@ final class IOExecutor: TaskExecutor {
             q.jobs.append(unowned)
             if q.polling {
                 q.polling = false
-                var one: UInt8 = 1
-                _ = Glibc.write(wakeWriteFD, &one, 1)  // (under the lock: the pipe is open while not gone)
+                wakeup.wake()
             }
             return false
         }

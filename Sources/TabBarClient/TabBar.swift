@@ -351,9 +351,8 @@ final class Core: Sendable {
     let ids = Atomic<Int>(0)
     /// Whether the reader keeps each line's text and tree (a `messages()` stream is open).
     let keepText = Atomic<Bool>(false)
-    /// A pipe whose read end (`wakeFD`) wakes the reader: bytes to write, a deadline, close.
-    let wakeFD: Int32
-    let wakeWriteFD: Int32
+    /// Wakes the reader: bytes to write, a deadline, a job, close.
+    let wakeup: Wakeup
     let timeoutNs: UInt64
     /// The reader thread as a task executor (`TabBar.executor`).
     let executor: IOExecutor
@@ -365,22 +364,10 @@ final class Core: Sendable {
         self.options = options
         state = Mutex(State(fd: link.fd, hello: link.hello, leftover: link.leftover))
         writer = Mutex(Writer(fd: link.fd))
-        var p: [Int32] = [-1, -1]
-        if pipe(&p) == 0 {
-            for fd in p {
-                try? Sys.setNonBlocking(fd)
-                try? Sys.setCloseOnExec(fd)
-            }
-        }
-        wakeFD = p[0]
-        wakeWriteFD = p[1]
-        executor = IOExecutor(wakeWriteFD: p[1])
+        let w = Wakeup()
+        wakeup = w
+        executor = IOExecutor(wakeup: w)
         timeoutNs = options.timeout.map { UInt64(max(0, Core.milliseconds($0))) * 1_000_000 } ?? 0
-    }
-
-    deinit {
-        if wakeFD >= 0 { try? Sys.close(wakeFD) }
-        if wakeWriteFD >= 0 { try? Sys.close(wakeWriteFD) }
     }
 
     static func milliseconds(_ d: Duration) -> Int {
@@ -389,26 +376,14 @@ final class Core: Sendable {
     }
 
     func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let r = pthread_create(&thread, nil, { arg in
-            let core = Unmanaged<Core>.fromOpaque(arg!).takeRetainedValue()
-            core.run()
-            return nil
-        }, box)
-        if r == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<Core>.fromOpaque(box).release()
+        let r = startThread { self.run() }
+        if r != 0 {
             lose(.io("cannot start the reader thread: \(errnoText(r))"))
             executor.retire()
         }
     }
 
-    func wake() {
-        var one: UInt8 = 1
-        _ = Glibc.write(wakeWriteFD, &one, 1)  // (a full pipe wakes the reader as well)
-    }
+    func wake() { wakeup.wake() }
 
     func close() {
         state.withLock { $0.closed = true }
@@ -674,12 +649,12 @@ final class Core: Sendable {
                 if !sleeping { continue }
             }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN) | (wantOut ? Int16(POLLOUT) : 0), revents: 0),
-                       pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+                       pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
             let n = executor.poll(&fds, timeoutMs: timeout)
             if timeout < 0 { state.withLock { $0.readerSleeping = false } }
             if n <= 0 { continue }
             if fds[1].revents != 0 {
-                drainWake()
+                wakeup.drain()
             }
             if fds[0].revents & Int16(POLLOUT) != 0 { flush() }
             if fds[0].revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
@@ -723,17 +698,12 @@ final class Core: Sendable {
             if state.withLock({ $0.closed }) { return true }
             let now = MonotonicClock.nanoseconds()
             if now >= deadline { return false }
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
             if executor.poll(&fds, timeoutMs: Int32((deadline - now) / 1_000_000) + 1) > 0 {
-                drainWake()
+                wakeup.drain()
             }
             executor.runQueued()
         }
-    }
-
-    private func drainWake() {
-        var sink = [UInt8](repeating: 0, count: 64)
-        while Glibc.read(wakeFD, &sink, sink.count) == sink.count {}
     }
 
     /// Writes what the outbox holds, as far as the socket takes it. Returns whether bytes

@@ -188,7 +188,7 @@ private final class Rendezvous<T>: @unchecked Sendable {
 }
 
 /// The lines the harness's connection received (its `messages()`), handed over from the
-/// connection's thread to the test's: a queue, and a pipe that wakes the waiter.
+/// connection's thread to the test's: a queue, and a descriptor that wakes the waiter.
 final class Inbox: Sendable {
     private struct Queue {
         var lines: [JSON] = []
@@ -196,25 +196,7 @@ final class Inbox: Sendable {
         var end: (any Error)?
     }
     private let queue = Mutex(Queue())
-    private let wakeFD: Int32
-    private let wakeWriteFD: Int32
-
-    init() {
-        var p: [Int32] = [-1, -1]
-        if pipe(&p) == 0 {
-            for fd in p {
-                try? Sys.setNonBlocking(fd)
-                try? Sys.setCloseOnExec(fd)
-            }
-        }
-        wakeFD = p[0]
-        wakeWriteFD = p[1]
-    }
-
-    deinit {
-        if wakeFD >= 0 { try? Sys.close(wakeFD) }
-        if wakeWriteFD >= 0 { try? Sys.close(wakeWriteFD) }
-    }
+    private let wakeup = Wakeup()
 
     /// Takes `bar`'s lines from now on, on its own thread, until they end.
     func follow(_ bar: TabBar) {
@@ -231,17 +213,12 @@ final class Inbox: Sendable {
 
     private func push(_ m: JSON) {
         queue.withLock { $0.lines.append(m) }
-        wake()
+        wakeup.wake()
     }
 
     private func finish(_ error: any Error) {
         queue.withLock { $0.end = error }
-        wake()
-    }
-
-    private func wake() {
-        var one: UInt8 = 1
-        _ = Glibc.write(wakeWriteFD, &one, 1)  // (a full pipe wakes the waiter as well)
+        wakeup.wake()
     }
 
     /// The lines received so far, oldest first (none left after).
@@ -262,11 +239,8 @@ final class Inbox: Sendable {
             if let end { throw end }
             let left = deadline - monotonicMs()
             if left <= 0 { return }
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            if (try? Sys.poll(&fds, timeoutMs: Int32(left))) ?? 0 > 0 {
-                var sink = [UInt8](repeating: 0, count: 64)
-                while Glibc.read(wakeFD, &sink, sink.count) == sink.count {}
-            }
+            var fds = [pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+            if (try? Sys.poll(&fds, timeoutMs: Int32(left))) ?? 0 > 0 { wakeup.drain() }
         }
     }
 }

@@ -65,10 +65,7 @@ struct Pipe {
     /// arrives. A last line without a newline is sent with one; a line over 64 MiB is dropped
     /// (the daemon refuses one over its `max_line` anyway, with a reply).
     static func forwardInput(to bar: TabBar) {
-        let box = Unmanaged.passRetained(bar).toOpaque()
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { arg in
-            let bar = Unmanaged<TabBar>.fromOpaque(arg!).takeRetainedValue()
+        let started = startThread {
             var framer = LineFramer(maxLine: 64 << 20)
             var buffer = [UInt8](repeating: 0, count: 65536)
             func send(_ line: LineFramer.Line) {
@@ -87,14 +84,8 @@ struct Pipe {
             }
             framer.finish { send($0) }
             bar.closeWrite()
-            return nil
-        }, box)
-        if started == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<TabBar>.fromOpaque(box).release()
-            bar.closeWrite()
         }
+        if started != 0 { bar.closeWrite() }
     }
 
     /// Why the presented token is refused, or nil when it matches the file's.
