@@ -5,7 +5,7 @@ import TabBarSystem
 /// The connection's own I/O thread as a `TaskExecutor` (`TabBar.executor`): a task that
 /// prefers it runs its nonisolated code on the thread that reads the socket, so a reply
 /// resumes its caller on the thread that read it (no second thread woken), and the
-/// requests its tasks make in one turn go out in one `send`.
+/// requests its tasks make in one turn go out together (`Core.chunk` bytes a `send`).
 ///
 /// The thread runs the queued jobs between reads: code that runs on it should not block
 /// (a blocked job holds up every reply of the connection). Once the connection is closed

@@ -13,7 +13,8 @@ import TabBarSystem
 /// ```
 ///
 /// One thread of its own reads the socket and hands each reply to the task that waits for
-/// it; requests are written by the task that makes them. Requests from several tasks may
+/// it; requests are written by the task that makes them. A task that prefers `executor`
+/// runs on that thread itself: no thread hop per reply (the mode for latency-sensitive code). Requests from several tasks may
 /// be in flight at once (the replies find their callers by id). A cancelled request throws
 /// `CancellationError` at once (the daemon still carries it out: it was sent). A lost
 /// connection fails every request in flight with `ClientError.closed` (or `.io`); with
@@ -57,10 +58,10 @@ public final class TabBar: Sendable {
     /// (`withTaskExecutorPreference(bar.executor) { … }`, `Task(executorPreference:)`,
     /// `group.addTask(executorPreference:)`) runs its nonisolated code on the thread that reads
     /// the socket: each reply resumes its caller right there, with no hop to another thread,
-    /// and the requests its tasks make in one turn go out in one `send`. That makes a round
-    /// trip cost what a blocking client's does (docs/PERFORMANCE.md). Code run there must not
-    /// block: while it runs, no reply of this connection is read. Without a preference,
-    /// replies resume their callers on the global executor, one thread hop each.
+    /// and the requests its tasks make in one turn go out together (a KiB a `send`): a round
+    /// trip then costs about what a raw blocking client's does (docs/PERFORMANCE.md). Code run
+    /// there must not block: while it runs, no reply of this connection is read. Without a
+    /// preference, replies resume their callers on the global executor, one thread hop each.
     public var executor: any TaskExecutor { core.executor }
 
     private let core: Core
