@@ -19,7 +19,9 @@ public final class HeadlessDaemon {
     public let statePath: String
     /// The daemon's process id.
     public let pid: pid_t
-    /// The client the helpers use (`TabBar`); it is subscribed to every event.
+    /// The client the helpers use (`TabBar`); it is subscribed to every event. The helpers
+    /// wait for its requests, which run on `bar.executor`: call them from anywhere but a task
+    /// on that executor.
     public let bar: TabBar
     /// The sounds directory it was given (`sounds:`, or the shipped one it found); nil when
     /// `$TABBARD_SOUNDS` or a `--sounds` among the arguments chose.
