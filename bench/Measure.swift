@@ -87,7 +87,7 @@ func roundTrips(socket: String, n: Int, warmup: Int, kind: Requests.Kind) throws
                     off += w
                 }
                 // The reply is one line; read until its newline, waiting for it with poll as
-                // the project's client does (TabBarClient's LineChannel; event loops alike). A
+                // the project's client does (TabBarClient's reader thread; event loops alike). A
                 // read that blocks is woken by the server's own read of the request too (the
                 // socket's write space, for a sender that waits): on one CPU, two context
                 // switches more per round trip, which no event-loop client pays (docs/PERFORMANCE.md).

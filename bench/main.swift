@@ -23,11 +23,13 @@ Usage: tabbard-bench --daemon PATH [options]
   --keep              keep the temporary directory (logs, state)
   --sink-json PATH    the click at the sink, as bench/sink/sinkbench.py wrote it (make bench runs it first)
 
-  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N] [--request select|touch] [--typed]
+  --load SOCKET [--clients N] [--seconds S] [--subscribers N [--spin]] [--round-trips N] [--request select|touch] [--typed | --typed-global]
                       only drive pipelined tab.select load (or fan-out rounds, or N
                       sequential round trips) at a running server and print the figure
                       (for perf / callgrind / A-B runs); --typed: through the typed client
-                      (TabBar, docs/CLIENT.md) instead of raw lines, one client
+                      (TabBar, docs/CLIENT.md) instead of raw lines, one client, its tasks
+                      on the connection's executor (bar.executor); --typed-global: the
+                      same with no executor preference (replies resume on the global pool)
 """
 
 struct Options {
@@ -51,6 +53,8 @@ struct Options {
     var spin = false
     var loadRoundTrips = 0
     var typed = false
+    /// The typed client's tasks prefer the connection's executor (`--typed`), or none (`--typed-global`).
+    var onConnectionExecutor = true
 }
 
 func parseOptions() -> Options {
@@ -82,6 +86,9 @@ func parseOptions() -> Options {
         case "--spin": o.spin = true
         case "--round-trips": o.loadRoundTrips = Int(value(a)) ?? 0
         case "--typed": o.typed = true
+        case "--typed-global":
+            o.typed = true
+            o.onConnectionExecutor = false
         case "--request":
             guard let kind = Requests.Kind(rawValue: value(a)) else { fputs("tabbard-bench: --request takes select or touch\n", stderr); exit(2) }
             Requests.loadKind = kind
@@ -93,14 +100,14 @@ func parseOptions() -> Options {
     if let socket = o.load {
         do {
             if o.typed {
-                let (n, seconds, clients, kind) = (o.loadRoundTrips, o.loadSeconds, o.loadClients, Requests.loadKind)
+                let (n, seconds, clients, kind, own) = (o.loadRoundTrips, o.loadSeconds, o.loadClients, Requests.loadKind, o.onConnectionExecutor)
                 guard clients == 1 else { throw BenchError("--typed drives one client") }
                 try runBlocking {
                     if n > 0 {
-                        let d = Dist(try await typedRoundTrips(socket: socket, n: n, warmup: n / 10, kind: kind))
+                        let d = Dist(try await typedRoundTrips(socket: socket, n: n, warmup: n / 10, kind: kind, onConnectionExecutor: own))
                         print("typed round trip: p50 \(fmtUs(d.p50)) p90 \(fmtUs(d.p90)) p99 \(fmtUs(d.p99)) max \(fmtUs(d.max))")
                     } else {
-                        let rate = try await typedPipelined(socket: socket, window: 64, seconds: seconds, warmupSeconds: 0.2, kind: kind)
+                        let rate = try await typedPipelined(socket: socket, window: 64, seconds: seconds, warmupSeconds: 0.2, kind: kind, onConnectionExecutor: own)
                         print("typed: \(Int(rate)) requests/s")
                     }
                 }
@@ -230,9 +237,11 @@ func startServer(_ argv: [String], socket: String, env: [String: String] = [:], 
 }
 
 func statsGet(_ socket: String) throws -> JSON {
-    let c = try TabBarConnection(path: socket, timeoutMs: 5000)
-    defer { c.close() }
-    return try c.call("stats.get")
+    try runBlocking {
+        let bar = try await TabBar.connect(path: socket)
+        defer { bar.close() }
+        return try await bar.call("stats.get")
+    }
 }
 
 var children: [Child] = []

@@ -329,11 +329,11 @@ enum Decode {
 
     static func state(_ j: JSON, seq: UInt64) throws(ClientError) -> BarState {
         do { return try BarState.decode(j, seq: seq, limits: lenient) } catch {
-            throw .protocolViolation("a state this client cannot read (\(error.message)): \(TabBarConnection.excerpt(j.text))")
+            throw .protocolViolation("a state this client cannot read (\(error.message)): \(Wire.excerpt(j.text))")
         }
     }
 
     static func missing(_ j: JSON, _ key: String, _ what: String) -> ClientError {
-        .protocolViolation("\"\(key)\" should be \(what) in \(TabBarConnection.excerpt(j.text))")
+        .protocolViolation("\"\(key)\" should be \(what) in \(Wire.excerpt(j.text))")
     }
 }

@@ -13,7 +13,8 @@ import TabBarSystem
 /// ```
 ///
 /// One thread of its own reads the socket and hands each reply to the task that waits for
-/// it; requests are written by the task that makes them. Requests from several tasks may
+/// it; requests are written by the task that makes them. A task that prefers `executor`
+/// runs on that thread itself: no thread hop per reply (the mode for latency-sensitive code). Requests from several tasks may
 /// be in flight at once (the replies find their callers by id). A cancelled request throws
 /// `CancellationError` at once (the daemon still carries it out: it was sent). A lost
 /// connection fails every request in flight with `ClientError.closed` (or `.io`); with
@@ -53,6 +54,15 @@ public final class TabBar: Sendable {
     public var hello: Hello { core.state.withLock { $0.hello } }
     /// Whether the connection is up now.
     public var isConnected: Bool { core.state.withLock { $0.fd >= 0 } }
+    /// The connection's own I/O thread, as a task executor. A task that prefers it
+    /// (`withTaskExecutorPreference(bar.executor) { … }`, `Task(executorPreference:)`,
+    /// `group.addTask(executorPreference:)`) runs its nonisolated code on the thread that reads
+    /// the socket: each reply resumes its caller right there, with no hop to another thread,
+    /// and the requests its tasks make in one turn go out together (a KiB a `send`): a round
+    /// trip then costs about what a raw blocking client's does (docs/PERFORMANCE.md). Code run
+    /// there must not block: while it runs, no reply of this connection is read. Without a
+    /// preference, replies resume their callers on the global executor, one thread hop each.
+    public var executor: any TaskExecutor { core.executor }
 
     private let core: Core
 
@@ -65,11 +75,25 @@ public final class TabBar: Sendable {
     /// `SocketPath.resolve(explicit:instance:)`), and reads its `hello`.
     /// Throws `ClientError.connect` saying why and what to do when no daemon answers there.
     public static func connect(path: String? = nil, instance: String? = nil, options: Options = Options()) async throws -> TabBar {
+        try connectNow(path: path, instance: instance, options: options)
+    }
+
+    /// `connect`, blocking the calling thread (for TabBarTesting's synchronous harness).
+    @_spi(Harness)
+    public static func connectNow(path: String? = nil, instance: String? = nil, options: Options = Options()) throws -> TabBar {
         let resolved = SocketPath.resolve(explicit: path, instance: instance)
         let link = try Core.handshake(path: resolved, timeoutMs: options.timeout.map(Core.milliseconds) ?? -1)
         let core = Core(path: resolved, options: options, link: link)
         core.start()
         return TabBar(core: core)
+    }
+
+    /// How a person starts the daemon, for the hints of connection errors
+    /// (`ClientError.connect`'s reason). A program sets it once, before connecting (tabbarctl:
+    /// `make run` in the source tree, systemctl when installed).
+    public static var startAdvice: String {
+        get { Wire.advice.withLock { $0 } }
+        set { Wire.advice.withLock { $0 = newValue } }
     }
 
     /// Closes the connection: requests in flight throw `ClientError.closed`, the event
@@ -195,10 +219,49 @@ public final class TabBar: Sendable {
 
     /// Sends a notification (no id, no reply): the daemon carries it out and answers nothing.
     public func notify(_ method: String, _ params: JSON? = nil) throws {
-        try core.write(TabBarConnection.requestLine(id: nil, method: method, params: params))
+        try core.write(Wire.requestLine(id: nil, method: method, params: params))
+    }
+
+    /// Sends `line` as it is (a newline is added when missing), for a tool that passes
+    /// another program's requests on (`tabbarctl pipe`): its reply comes in `messages()`.
+    /// Give such lines ids of their own kind (strings, say): numbers may be this client's.
+    public func sendRaw(_ line: String) throws {
+        try sendRaw(Array(line.utf8))
+    }
+
+    /// `sendRaw` of the line's bytes as they are (not UTF-8: the daemon refuses it).
+    public func sendRaw(_ line: [UInt8]) throws {
+        var bytes = line
+        if bytes.last != 0x0A { bytes.append(0x0A) }
+        try core.write(bytes)
+    }
+
+    /// Sends nothing more: the daemon reads the end of the stream once what was sent has gone
+    /// out, and still answers it (the replies come as before). Later sends throw `.closed`.
+    public func closeWrite() {
+        core.closeWrite()
     }
 
     // MARK: Events
+
+    /// Every line the daemon sends from now on that no request of this client's waits for,
+    /// in order, each with its exact text (`ReceivedMessage`): the events of the subscription
+    /// (also when `events(topics:)` has them typed), the replies to `sendRaw` lines, error
+    /// replies with a null id. For tools that show or pass on the protocol itself
+    /// (`tabbarctl monitor --json` prints each event's line as the daemon wrote it).
+    ///
+    /// ```swift
+    /// let lines = bar.messages()        // first, so that no line is missed
+    /// _ = try await bar.call("subscribe")
+    /// for try await line in lines { print(line.text) }
+    /// ```
+    ///
+    /// One such stream per connection: a second call ends the first. It ends after `close()`,
+    /// and throws `ClientError.closed` (or `.io`) when the connection is lost, also with
+    /// `Options.reconnect` (the lines of a new connection are another conversation).
+    public func messages() -> AsyncThrowingStream<ReceivedMessage, any Error> {
+        core.messages()
+    }
 
     /// Subscribes this connection to `topics` (every event when nil) and returns its events,
     /// typed. The subscription is sent at once, before this returns: every change made after
@@ -225,6 +288,7 @@ public final class TabBar: Sendable {
 /// The connection's state, shared by the tasks that send and the thread that reads.
 final class Core: Sendable {
     typealias Events = AsyncThrowingStream<TabBarEvent, any Error>
+    typealias Messages = AsyncThrowingStream<ReceivedMessage, any Error>
 
     struct Waiter {
         let continuation: UnsafeContinuation<JSON, any Error>
@@ -247,6 +311,11 @@ final class Core: Sendable {
         var waiters: [Int: Waiter] = [:]
         /// Requests cancelled before their continuation was registered.
         var cancelled: Set<Int> = []
+        /// Requests whose caller gave up (cancelled, timed out): their replies are dropped.
+        var late: Set<Int> = []
+        /// The stream of `messages()`, if asked for.
+        var raw: Messages.Continuation?
+        var rawGeneration = 0
         var stream: Events.Continuation?
         var streamGeneration = 0
         /// The subscription's topics: `.none` not subscribed, `.some(nil)` every event.
@@ -270,6 +339,9 @@ final class Core: Sendable {
         /// Bytes the socket did not take yet (the reader writes them when it can).
         var outbox: [UInt8] = []
         var lost: ClientError?
+        /// `closeWrite()` was called: nothing more is sent (the socket's write side is shut
+        /// down once the outbox is empty).
+        var writeClosed = false
     }
 
     let path: String
@@ -278,10 +350,13 @@ final class Core: Sendable {
     let writer: Mutex<Writer>
     /// The last request id used.
     let ids = Atomic<Int>(0)
-    /// A pipe whose read end (`wakeFD`) wakes the reader: bytes to write, a deadline, close.
-    let wakeFD: Int32
-    let wakeWriteFD: Int32
+    /// Whether the reader keeps each line's text and tree (a `messages()` stream is open).
+    let keepText = Atomic<Bool>(false)
+    /// Wakes the reader: bytes to write, a deadline, a job, close.
+    let wakeup: Wakeup
     let timeoutNs: UInt64
+    /// The reader thread as a task executor (`TabBar.executor`).
+    let executor: IOExecutor
 
     typealias Options = TabBar.Options
 
@@ -290,21 +365,10 @@ final class Core: Sendable {
         self.options = options
         state = Mutex(State(fd: link.fd, hello: link.hello, leftover: link.leftover))
         writer = Mutex(Writer(fd: link.fd))
-        var p: [Int32] = [-1, -1]
-        if pipe(&p) == 0 {
-            for fd in p {
-                try? Sys.setNonBlocking(fd)
-                try? Sys.setCloseOnExec(fd)
-            }
-        }
-        wakeFD = p[0]
-        wakeWriteFD = p[1]
+        let w = Wakeup()
+        wakeup = w
+        executor = IOExecutor(wakeup: w)
         timeoutNs = options.timeout.map { UInt64(max(0, Core.milliseconds($0))) * 1_000_000 } ?? 0
-    }
-
-    deinit {
-        if wakeFD >= 0 { try? Sys.close(wakeFD) }
-        if wakeWriteFD >= 0 { try? Sys.close(wakeWriteFD) }
     }
 
     static func milliseconds(_ d: Duration) -> Int {
@@ -313,25 +377,14 @@ final class Core: Sendable {
     }
 
     func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let r = pthread_create(&thread, nil, { arg in
-            let core = Unmanaged<Core>.fromOpaque(arg!).takeRetainedValue()
-            core.run()
-            return nil
-        }, box)
-        if r == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<Core>.fromOpaque(box).release()
+        let r = startThread { self.run() }
+        if r != 0 {
             lose(.io("cannot start the reader thread: \(errnoText(r))"))
+            executor.retire()
         }
     }
 
-    func wake() {
-        var one: UInt8 = 1
-        _ = Glibc.write(wakeWriteFD, &one, 1)  // (a full pipe wakes the reader as well)
-    }
+    func wake() { wakeup.wake() }
 
     func close() {
         state.withLock { $0.closed = true }
@@ -340,18 +393,31 @@ final class Core: Sendable {
 
     // MARK: Sending
 
-    /// Queues `bytes` on the socket (written now if it takes them). Call with the lock held.
-    /// Returns whether the reader must be woken (bytes left over).
-    static func enqueue(_ s: inout Writer, _ bytes: [UInt8]) throws(ClientError) -> Bool {
+    /// Queues `bytes` on the socket, written now if it takes them, unless `deferred`: then
+    /// the caller is the reader thread, which writes them with the other lines of its turn,
+    /// or as soon as they fill a `chunk` (so that the daemon starts on those while the rest
+    /// are made). Call with the lock held. Returns whether the reader must be woken (bytes
+    /// left over).
+    static func enqueue(_ s: inout Writer, _ bytes: [UInt8], deferred: Bool = false) throws(ClientError) -> Bool {
         guard s.fd >= 0 else { throw s.lost ?? .closed }
-        guard s.outbox.isEmpty else {
-            s.outbox += bytes
-            return false
-        }
+        guard !s.writeClosed else { throw .closed }
+        let full = !s.outbox.isEmpty && !deferred  // (the socket is full: the reader writes when it can)
+        s.outbox += bytes
+        if full || (deferred && s.outbox.count < chunk) { return false }
+        try drain(&s)
+        return !deferred && !s.outbox.isEmpty
+    }
+
+    /// How many bytes of deferred lines go out in one `send`.
+    static let chunk = 1024
+
+    /// Writes what the outbox holds, as far as the socket takes it.
+    static func drain(_ w: inout Writer) throws(ClientError) {
         var offset = 0
-        while offset < bytes.count {
+        defer { w.outbox.removeFirst(offset) }
+        while offset < w.outbox.count {
             let r: IOResult<Int>
-            do throws(Errno) { r = try Sys.send(s.fd, bytes, offset..<bytes.count) } catch {
+            do throws(Errno) { r = try Sys.send(w.fd, w.outbox, offset..<w.outbox.count) } catch {
                 switch error.code {
                 case EPIPE, ECONNRESET, ENOTCONN: throw .closed
                 default: throw .io("send failed: \(error)")
@@ -360,9 +426,7 @@ final class Core: Sendable {
             guard case .done(let n) = r else { break }
             offset += n
         }
-        if offset == bytes.count { return false }
-        s.outbox = Array(bytes[offset...])
-        return true
+        if offset == w.outbox.count && w.writeClosed { _ = Glibc.shutdown(w.fd, Int32(SHUT_WR)) }
     }
 
     func write(_ bytes: [UInt8]) throws(ClientError) {
@@ -370,11 +434,18 @@ final class Core: Sendable {
         if wakeNeeded { wake() }
     }
 
+    /// Adds `id` to a set of ids to forget later (kept bounded: a reply that never comes
+    /// must not grow it for good).
+    static func remember(_ id: Int, in set: inout Set<Int>) {
+        if set.count >= 1024 { set.removeAll() }
+        set.insert(id)
+    }
+
     func nextID() -> Int { ids.wrappingAdd(1, ordering: .relaxed).newValue }
 
     func request(_ method: String, _ params: JSON?) async throws -> JSON {
         let id = nextID()
-        let line = TabBarConnection.requestLine(id: .int(id), method: method, params: params)
+        let line = Wire.requestLine(id: id, method: method, params: params)
         let deadline = timeoutNs == 0 ? 0 : MonotonicClock.nanoseconds() + timeoutNs
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<JSON, any Error>) in
@@ -393,7 +464,8 @@ final class Core: Sendable {
                     return
                 }
                 do {
-                    let leftOver = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }
+                    let deferred = executor.isCurrent
+                    let leftOver = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line, deferred: deferred) }
                     if leftOver || registered.wake { wake() }
                 } catch {
                     // (Unless the reader has failed it already, for the same loss.)
@@ -402,7 +474,10 @@ final class Core: Sendable {
             }
         } onCancel: {
             let w = state.withLock { s -> Waiter? in
-                if let w = s.waiters.removeValue(forKey: id) { return w }
+                if let w = s.waiters.removeValue(forKey: id) {
+                    Core.remember(id, in: &s.late)
+                    return w
+                }
                 s.cancelled.insert(id)  // (not registered yet, or answered already: then removed below)
                 if s.cancelled.count > 1024 { s.cancelled.removeAll() }
                 return nil
@@ -435,7 +510,7 @@ final class Core: Sendable {
                 s.subscribeAfterReconnect = false
                 do throws(ClientError) {
                     let r = Requests.subscribe(topics)
-                    let line = TabBarConnection.requestLine(id: .int(id), method: r.method, params: r.params)
+                    let line = Wire.requestLine(id: id, method: r.method, params: r.params)
                     wakeNeeded = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }
                 } catch {
                     failure = error
@@ -455,6 +530,38 @@ final class Core: Sendable {
         return stream
     }
 
+    func messages() -> Messages {
+        let (stream, continuation) = Messages.makeStream()
+        let (old, failure): (Messages.Continuation?, ClientError?) = state.withLock { s in
+            s.rawGeneration += 1
+            let generation = s.rawGeneration
+            continuation.onTermination = { [weak self] _ in
+                self?.state.withLock { s in if s.rawGeneration == generation { s.raw = nil } }
+            }
+            let old = s.raw
+            if s.fd < 0 || s.closed {
+                s.raw = nil
+                return (old, s.lost ?? .closed)
+            }
+            s.raw = continuation
+            keepText.store(true, ordering: .relaxed)
+            return (old, nil)
+        }
+        old?.finish()
+        if let failure { continuation.finish(throwing: failure) }
+        return stream
+    }
+
+    func closeWrite() {
+        let wakeNeeded = writer.withLock { w -> Bool in
+            guard w.fd >= 0, !w.writeClosed else { return false }
+            w.writeClosed = true
+            if w.outbox.isEmpty { _ = Glibc.shutdown(w.fd, Int32(SHUT_WR)) }
+            return !w.outbox.isEmpty  // (the reader shuts it once the outbox is out)
+        }
+        if wakeNeeded { wake() }
+    }
+
     func endStream(_ generation: Int) {
         let wakeNeeded: Bool = state.withLock { s in
             guard s.streamGeneration == generation, s.stream != nil else { return false }
@@ -462,7 +569,7 @@ final class Core: Sendable {
             s.topics = .none
             s.subscribeID = 0
             let r = Requests.unsubscribe()
-            let line = TabBarConnection.requestLine(id: nil, method: r.method, params: r.params)
+            let line = Wire.requestLine(id: nil, method: r.method, params: r.params)
             return (try? writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }) ?? false
         }
         if wakeNeeded { wake() }
@@ -471,8 +578,9 @@ final class Core: Sendable {
     // MARK: Reading (the reader thread)
 
     func run() {
-        var framer = LineFramer(maxLine: LineChannel.maxLine)
+        var framer = LineFramer(maxLine: Wire.maxLine)
         var buffer = [UInt8](repeating: 0, count: 65536)
+        let doc = JSONDocument()  // (one for every line read: parsed in place, then routed)
         var delay = UInt64(Core.milliseconds(options.minDelay))
         var nextCheck: UInt64 = 0
         var first = state.withLock { s in
@@ -480,16 +588,20 @@ final class Core: Sendable {
             s.leftover = []
             return l
         }
+        executor.thread.store(UInt(pthread_self()), ordering: .relaxed)
+        defer { executor.retire() }
         while true {
+            executor.runQueued()
             if !first.isEmpty {
-                var batch: [JSON] = []
-                first.withUnsafeBufferPointer { b in framer.feed(b) { parse($0, into: &batch) } }
+                var batch: [Incoming] = []
+                let keep = keepText.load(ordering: .relaxed)
+                first.withUnsafeBufferPointer { b in framer.feed(b) { parse($0, doc, keepText: keep, into: &batch) } }
                 route(batch)
                 first = []
             }
             let now = MonotonicClock.nanoseconds()
             let (fd, closed, hasWaiters) = state.withLock { s in (s.fd, s.closed, !s.waiters.isEmpty) }
-            let wantOut = writer.withLock { !$0.outbox.isEmpty }
+            let wantOut = flush()  // (what the jobs just run have queued goes out in one send)
             if closed { break }
             if fd < 0 {
                 guard options.reconnect else { break }
@@ -497,7 +609,7 @@ final class Core: Sendable {
                 delay = min(delay * 2, UInt64(Core.milliseconds(options.maxDelay)))
                 guard let link = try? Core.handshake(path: path, timeoutMs: options.timeout.map(Core.milliseconds) ?? 5000) else { continue }
                 delay = UInt64(Core.milliseconds(options.minDelay))
-                framer = LineFramer(maxLine: LineChannel.maxLine)
+                framer = LineFramer(maxLine: Wire.maxLine)
                 first = link.leftover
                 let wakeNeeded: Bool = state.withLock { s in
                     s.fd = link.fd
@@ -507,6 +619,7 @@ final class Core: Sendable {
                         w.fd = link.fd
                         w.outbox = []
                         w.lost = nil
+                        w.writeClosed = false
                     }
                     guard case .some(let topics) = s.topics, s.stream != nil else { return false }
                     let id = nextID()
@@ -514,7 +627,7 @@ final class Core: Sendable {
                     s.subscribeAfterReconnect = true
                     s.streamReady = false
                     let r = Requests.subscribe(topics)
-                    let line = TabBarConnection.requestLine(id: .int(id), method: r.method, params: r.params)
+                    let line = Wire.requestLine(id: id, method: r.method, params: r.params)
                     return (try? writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }) ?? false
                 }
                 _ = wakeNeeded  // (the loop polls for output next anyway)
@@ -537,12 +650,12 @@ final class Core: Sendable {
                 if !sleeping { continue }
             }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN) | (wantOut ? Int16(POLLOUT) : 0), revents: 0),
-                       pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            let n = (try? Sys.poll(&fds, timeoutMs: timeout)) ?? 0
+                       pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+            let n = executor.poll(&fds, timeoutMs: timeout)
             if timeout < 0 { state.withLock { $0.readerSleeping = false } }
             if n <= 0 { continue }
             if fds[1].revents != 0 {
-                drainWake()
+                wakeup.drain()
             }
             if fds[0].revents & Int16(POLLOUT) != 0 { flush() }
             if fds[0].revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
@@ -555,15 +668,16 @@ final class Core: Sendable {
                     continue
                 }
                 guard case .done(let got) = r else { continue }
-                var batch: [JSON] = []
+                var batch: [Incoming] = []
+                let keep = keepText.load(ordering: .relaxed)
                 if got == 0 {
-                    framer.finish { parse($0, into: &batch) }
+                    framer.finish { parse($0, doc, keepText: keep, into: &batch) }
                     route(batch)
                     lose(.closed)
                     continue
                 }
                 buffer.withUnsafeBufferPointer { b in
-                    framer.feed(UnsafeBufferPointer(rebasing: b[0..<got])) { parse($0, into: &batch) }
+                    framer.feed(UnsafeBufferPointer(rebasing: b[0..<got])) { parse($0, doc, keepText: keep, into: &batch) }
                 }
                 route(batch)
             }
@@ -585,35 +699,29 @@ final class Core: Sendable {
             if state.withLock({ $0.closed }) { return true }
             let now = MonotonicClock.nanoseconds()
             if now >= deadline { return false }
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            if (try? Sys.poll(&fds, timeoutMs: Int32((deadline - now) / 1_000_000) + 1)) ?? 0 > 0 {
-                drainWake()
+            var fds = [pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+            if executor.poll(&fds, timeoutMs: Int32((deadline - now) / 1_000_000) + 1) > 0 {
+                wakeup.drain()
             }
+            executor.runQueued()
         }
     }
 
-    private func drainWake() {
-        var sink = [UInt8](repeating: 0, count: 64)
-        while Glibc.read(wakeFD, &sink, sink.count) == sink.count {}
-    }
-
-    /// Writes what the outbox holds, as far as the socket takes it.
-    private func flush() {
-        let failed: ClientError? = writer.withLock { w in
-            guard w.fd >= 0, !w.outbox.isEmpty else { return nil }
-            var offset = 0
-            while offset < w.outbox.count {
-                let r: IOResult<Int>
-                do throws(Errno) { r = try Sys.send(w.fd, w.outbox, offset..<w.outbox.count) } catch {
-                    return error.code == EPIPE || error.code == ECONNRESET ? .closed : .io("send failed: \(error)")
-                }
-                guard case .done(let n) = r else { break }
-                offset += n
-            }
-            w.outbox.removeFirst(offset)
-            return nil
+    /// Writes what the outbox holds, as far as the socket takes it. Returns whether bytes
+    /// are left (the socket is full: wait for it to take more).
+    @discardableResult
+    private func flush() -> Bool {
+        let result: Result<Bool, ClientError> = writer.withLock { w in
+            guard w.fd >= 0, !w.outbox.isEmpty else { return .success(false) }
+            do throws(ClientError) { try Core.drain(&w) } catch { return .failure(error) }
+            return .success(!w.outbox.isEmpty)
         }
-        if let failed { lose(failed) }
+        switch result {
+        case .success(let pending): return pending
+        case .failure(let error):
+            lose(error)
+            return false
+        }
     }
 
     /// Fails the requests whose deadline has passed.
@@ -623,6 +731,7 @@ final class Core: Sendable {
             for (id, w) in s.waiters where w.deadline != 0 && w.deadline <= now {
                 due.append(w)
                 s.waiters[id] = nil
+                Core.remember(id, in: &s.late)
             }
             return due
         }
@@ -632,6 +741,7 @@ final class Core: Sendable {
     /// The connection is gone: every request in flight fails with `reason`; without
     /// reconnecting the stream ends with it too.
     func lose(_ reason: ClientError) {
+        var raw: Messages.Continuation?
         let (waiters, stream): ([Waiter], Events.Continuation?) = state.withLock { s in
             if s.lost == nil { s.lost = reason }
             let lost = s.lost
@@ -650,7 +760,13 @@ final class Core: Sendable {
                 s.stream = nil
                 s.topics = .none
             }
+            raw = s.raw  // (the lines of a connection: they end with it)
+            s.raw = nil
             return (w, stream)
+        }
+        keepText.store(false, ordering: .relaxed)
+        if let raw {
+            if case .closed = reason, state.withLock({ $0.closed }) { raw.finish() } else { raw.finish(throwing: reason) }
         }
         for w in waiters { w.continuation.resume(throwing: reason) }
         if let stream {
@@ -658,71 +774,130 @@ final class Core: Sendable {
         }
     }
 
-    /// Parses one line into `batch` (a line that is not JSON loses the connection).
-    private func parse(_ line: LineFramer.Line, into batch: inout [JSON]) {
+    /// One line from the daemon, as the reader routes it: read in place from the tape, with
+    /// a tree built only of the part its receiver takes.
+    struct Incoming {
+        /// A notification's method (an event, or the hello).
+        var method: String?
+        /// A reply's id (nil: null, or not a number).
+        var id: Int?
+        /// A notification's params; a reply's result or error.
+        var body: JSON = .null
+        var isError = false
+        /// A reply with neither result nor error.
+        var malformed = false
+        /// The line as it came (kept when a raw stream wants it, or for a malformed reply).
+        var text: String?
+        /// The whole line's tree (kept when a raw stream wants it).
+        var whole: JSON?
+
+        /// The line for `messages()` (nil when it was read before that stream was asked for).
+        var received: ReceivedMessage? {
+            guard let whole, let text else { return nil }
+            return ReceivedMessage(json: whole, text: text)
+        }
+    }
+
+    /// Parses one line into `batch` with the reader's `doc` (a line that is not JSON loses
+    /// the connection). `keepText`: the line's text is kept too (`messages()` wants it).
+    private func parse(_ line: LineFramer.Line, _ doc: JSONDocument, keepText: Bool, into batch: inout [Incoming]) {
         guard case .line(let bytes) = line else {
-            lose(.protocolViolation("a line longer than \(LineChannel.maxLine) bytes"))
+            lose(.protocolViolation("a line longer than \(Wire.maxLine) bytes"))
             return
         }
-        guard let m = try? JSON.parse(bytes) else {
+        do throws(JSONParseError) { try doc.parse(bytes) } catch {
             lose(.protocolViolation("a line that is not JSON: \(String(decoding: bytes.prefix(80), as: UTF8.self))"))
             return
         }
+        var m = Incoming()
+        withExtendedLifetime(doc) {
+            let root = doc.root
+            if keepText { m.whole = root.json }
+            guard root.kind == .object else { return }
+            if let method = root["method"]?.stringValue {
+                m.method = method
+                m.body = root["params"]?.json ?? .obj([:])
+            } else {
+                m.id = root["id"]?.intValue
+                if let r = root["result"] {
+                    m.body = r.json
+                } else if let e = root["error"] {
+                    m.body = e.json
+                    m.isError = true
+                } else {
+                    m.malformed = true
+                }
+            }
+        }
+        if keepText || m.malformed { m.text = String(decoding: bytes, as: UTF8.self) }
         batch.append(m)
     }
 
     private enum Route {
-        case reply(Waiter, JSON)
+        case reply(Waiter, Incoming)
         case event(Events.Continuation, String, JSON)
-        case subscription(Events.Continuation, JSON, reconnected: Bool)
+        case subscription(Events.Continuation, Incoming, reconnected: Bool)
+        case raw(Messages.Continuation, ReceivedMessage)
     }
 
-    /// Hands the messages of one read to their callers and the stream: one lock for all of
+    /// Hands the messages of one read to their callers and the streams: one lock for all of
     /// them, then each resumed or yielded in order, outside it.
-    private func route(_ batch: [JSON]) {
+    private func route(_ batch: [Incoming]) {
         guard !batch.isEmpty else { return }
         let routes: [Route] = state.withLock { s in
             var routes: [Route] = []
             routes.reserveCapacity(batch.count)
             for m in batch {
-                if let method = m["method"]?.stringValue {
-                    if method != "hello", s.streamReady, let c = s.stream { routes.append(.event(c, method, m["params"] ?? .obj([:]))) }
+                if let method = m.method {
+                    guard method != "hello" else { continue }
+                    if s.streamReady, let c = s.stream { routes.append(.event(c, method, m.body)) }
+                    if let c = s.raw, let r = m.received { routes.append(.raw(c, r)) }
                     continue
                 }
-                guard let id = m["id"]?.intValue else { continue }  // (null id: a line the daemon could not read)
-                if let w = s.waiters.removeValue(forKey: id) {
-                    routes.append(.reply(w, m))
-                } else if id == s.subscribeID, let c = s.stream {
-                    s.streamReady = true
-                    routes.append(.subscription(c, m, reconnected: s.subscribeAfterReconnect))
+                if let id = m.id {
+                    if let w = s.waiters.removeValue(forKey: id) {
+                        routes.append(.reply(w, m))
+                        continue
+                    }
+                    if id == s.subscribeID, let c = s.stream {
+                        s.streamReady = true
+                        routes.append(.subscription(c, m, reconnected: s.subscribeAfterReconnect))
+                        continue
+                    }
+                    if !s.cancelled.isEmpty, s.cancelled.remove(id) != nil { continue }  // (answered: nothing left to cancel)
+                    if !s.late.isEmpty, s.late.remove(id) != nil { continue }  // (its caller gave up)
                 }
-                if !s.cancelled.isEmpty { s.cancelled.remove(id) }  // (answered: nothing left to cancel)
+                // A reply no request of this client's waits for (to a raw line; null id: a
+                // line the daemon could not read).
+                if let c = s.raw, let r = m.received { routes.append(.raw(c, r)) }
             }
             return routes
         }
         for r in routes {
             switch r {
             case .reply(let w, let m):
-                if let result = m["result"] {
-                    w.continuation.resume(returning: result)
-                } else if let error = m["error"] {
-                    w.continuation.resume(throwing: ClientError.fromReply(error))
+                if m.malformed {
+                    w.continuation.resume(throwing: ClientError.protocolViolation("a reply with neither result nor error: \(Wire.excerpt(m.text ?? ""))"))
+                } else if m.isError {
+                    w.continuation.resume(throwing: ClientError.fromReply(m.body))
                 } else {
-                    w.continuation.resume(throwing: ClientError.protocolViolation("a reply with neither result nor error: \(TabBarConnection.excerpt(m.text))"))
+                    w.continuation.resume(returning: m.body)
                 }
             case .event(let c, let method, let params):
                 c.yield((try? TabBarEvent(name: method, params: params)) ?? .other(name: method, params: params))
             case .subscription(let c, let m, let reconnected):
-                if let error = m["error"] {
-                    c.finish(throwing: ClientError.fromReply(error))
+                if m.isError {
+                    c.finish(throwing: ClientError.fromReply(m.body))
                 } else {
                     do {
-                        let snapshot = try Snapshot(m["result"] ?? .null)
+                        let snapshot = try Snapshot(m.malformed ? .null : m.body)
                         c.yield(reconnected ? .resync(snapshot, reconnected: true) : .subscribed(snapshot))
                     } catch {
                         c.finish(throwing: error)
                     }
                 }
+            case .raw(let c, let m):
+                c.yield(m)
             }
         }
     }
@@ -732,7 +907,7 @@ final class Core: Sendable {
     /// Connects to `path` and reads the hello (blocking, up to `timeoutMs`; -1: no limit).
     static func handshake(path: String, timeoutMs: Int) throws -> Link {
         if let why = SocketPath.untrustedDirectory(of: path) { throw ClientError.connect(path: path, reason: why) }
-        let fd = try TabBarConnection.connectSocket(path: path)
+        let fd = try Wire.connectSocket(path: path)
         do {
             do throws(Errno) { try Sys.setNonBlocking(fd) } catch {
                 throw ClientError.io("cannot make the socket non-blocking: \(error)")
@@ -744,13 +919,13 @@ final class Core: Sendable {
                 if let nl = got.firstIndex(of: 0x0A) {
                     let line = got[..<nl]
                     guard let first = try? JSON.parse(line) else {
-                        throw ClientError.protocolViolation("expected the hello notification first, got \(TabBarConnection.excerpt(String(decoding: line, as: UTF8.self)))")
+                        throw ClientError.protocolViolation("expected the hello notification first, got \(Wire.excerpt(String(decoding: line, as: UTF8.self)))")
                     }
                     if first["method"]?.stringValue == "hello" {
                         return Link(fd: fd, hello: Hello(first["params"] ?? .obj([:])), leftover: Array(got[(nl + 1)...]))
                     }
                     if let error = first["error"], first["method"] == nil { throw ClientError.fromReply(error) }
-                    throw ClientError.protocolViolation("expected the hello notification first, got \(TabBarConnection.excerpt(first.text))")
+                    throw ClientError.protocolViolation("expected the hello notification first, got \(Wire.excerpt(first.text))")
                 }
                 var pfd = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
                 let n: Int

@@ -324,6 +324,24 @@ extension ByteBuffer {
     @inline(__always) mutating func source(_ s: Source) { if s == .user { put(#""user""#) } else { put(#""program""#) } }
     /// As `JSON.double` writes it.
     mutating func double(_ v: Double) { json(JSON.double(v)) }
+    /// A JSON-RPC request line, its newline included (the clients' requests; no `id`: a
+    /// notification).
+    public mutating func request(id: Int?, method: String, params: JSON?) {
+        put(#"{"jsonrpc":"2.0","#)
+        if let id {
+            put(#""id":"#)
+            int(id)
+            append(UInt8(ascii: ","))
+        }
+        put(#""method":"#)
+        string(method)
+        if let params {
+            put(#","params":"#)
+            json(params)
+        }
+        put("}\n")
+    }
+
     /// A `JSON` value's compact text (the server's own answers, the state document).
     public mutating func json(_ j: JSON) {
         switch j {

@@ -268,7 +268,16 @@ public struct JSONValue: Sendable {
         case .number: return .number(String(decoding: raw, as: UTF8.self))
         case .string, .escapedString: return .string(doc.string(index))
         case .array: return .array(elements.map(\.json))
-        case .object: return .object(members.map { JSON.Member($0.key, $0.value.json) })
+        case .object:
+            // (Built in place: no array of members first.)
+            var out: [JSON.Member] = []
+            out.reserveCapacity(Int(token.count))
+            var k = index + 1
+            for _ in 0..<Int(token.count) {
+                out.append(JSON.Member(doc.string(k), JSONValue(doc, k + 1).json))
+                k = Int(doc.tokens[k + 1].next)
+            }
+            return .object(out)
         }
     }
 

@@ -19,8 +19,10 @@ public final class HeadlessDaemon {
     public let statePath: String
     /// The daemon's process id.
     public let pid: pid_t
-    /// The connection the helpers use; it is subscribed to every event.
-    public let connection: TabBarConnection
+    /// The client the helpers use (`TabBar`); it is subscribed to every event. The helpers
+    /// wait for its requests, which run on `bar.executor`: call them from anywhere but a task
+    /// on that executor.
+    public let bar: TabBar
     /// The sounds directory it was given (`sounds:`, or the shipped one it found); nil when
     /// `$TABBARD_SOUNDS` or a `--sounds` among the arguments chose.
     public let soundsDirectory: String?
@@ -28,6 +30,8 @@ public final class HeadlessDaemon {
     public var timeoutMs: Int
 
     private var inbox: [JSON] = []
+    /// The lines of `bar`, as its thread receives them.
+    private let lines = Inbox()
     private var played: [PlayedSound] = []
     private var captureIndex = 0
     private var captured: [Int16] = []
@@ -86,8 +90,9 @@ public final class HeadlessDaemon {
             throw error
         }
         do {
-            connection = try HeadlessDaemon.connect(socketPath, pid: pid, timeoutMs: timeoutMs, log: directory + "/tabbard.log")
-            _ = try connection.call("subscribe")
+            bar = try HeadlessDaemon.connect(socketPath, pid: pid, timeoutMs: timeoutMs, log: directory + "/tabbard.log")
+            lines.follow(bar)
+            _ = try HeadlessDaemon.blocking(bar) { try await $0.call("subscribe") }
             if let configuration { _ = try call("bar.configure", configuration) }
         } catch {
             kill(pid, SIGKILL)
@@ -105,7 +110,8 @@ public final class HeadlessDaemon {
     /// Sends a request; returns its `result`, throws `ClientError.rpc` for an error reply.
     @discardableResult
     public func call(_ method: String, _ params: JSON? = nil) throws -> JSON {
-        let r = try connection.call(method, params)
+        guard running else { throw ClientError.closed }
+        let r = try HeadlessDaemon.blocking(bar) { try await $0.call(method, params) }
         collect()
         return r
     }
@@ -212,7 +218,7 @@ public final class HeadlessDaemon {
             if manualClock && !settled && monotonicMs() >= nextCheck {
                 // Every event of the requests made so far arrives before this reply.
                 nextCheck = monotonicMs() + 20
-                let stats = try connection.call("stats.get")
+                let stats = try HeadlessDaemon.blocking(bar) { try await $0.call("stats.get") }
                 collect()
                 settled = stats["clients"]?.intValue == 1
                 continue
@@ -225,7 +231,8 @@ public final class HeadlessDaemon {
                                    + (settled ? " (and none can: the manual clock stands still and no other client is connected)" : ""))
             }
             let wait = manualClock && !settled ? min(left, max(nextCheck - monotonicMs(), 1)) : left
-            if let m = try connection.nextMessage(timeoutMs: Int(wait)) { take(m) }
+            try lines.wait(ms: Int(wait))
+            collect()
         }
     }
 
@@ -290,7 +297,7 @@ public final class HeadlessDaemon {
     public func stop() -> Int32 {
         guard running else { return 0 }
         running = false
-        connection.close()
+        bar.close()
         kill(pid, SIGTERM)
         var status: Int32 = 0
         let deadline = monotonicMs() + Int64(timeoutMs)
@@ -324,9 +331,9 @@ public final class HeadlessDaemon {
         inbox.append(m)
     }
 
-    /// Moves what the connection already holds into the inbox.
+    /// Moves what the connection has received into the inbox.
     private func collect() {
-        while connection.hasBufferedMessages, let m = try? connection.nextMessage(timeoutMs: 0) { take(m) }
+        for m in lines.take() { take(m) }
     }
 
     static func describe(_ matching: [String: String]) -> String {

@@ -1,6 +1,7 @@
 import Glibc
 import TabBarCore
-import TabBarClient
+@_spi(Harness) import TabBarClient
+import Synchronization
 import TabBarSystem
 
 /// A 16-bit PCM WAV file, as libsndfile writes the daemon's capture (and as `Sounds/` holds).
@@ -134,7 +135,7 @@ extension HeadlessDaemon {
     }
 
     /// Connects once the daemon listens; fails with its log if it exits first.
-    static func connect(_ path: String, pid: pid_t, timeoutMs: Int, log: String) throws -> TabBarConnection {
+    static func connect(_ path: String, pid: pid_t, timeoutMs: Int, log: String) throws -> TabBar {
         let deadline = monotonicMs() + Int64(timeoutMs)
         while true {
             var status: Int32 = 0
@@ -142,7 +143,8 @@ extension HeadlessDaemon {
                 let text = (try? readAll(log)).map { String(decoding: $0, as: UTF8.self) } ?? ""
                 throw HarnessError("tabbard exited before it listened: \(text)")
             }
-            if access(path, F_OK) == 0, let c = try? TabBarConnection(path: path, timeoutMs: timeoutMs) { return c }
+            if access(path, F_OK) == 0,
+               let c = try? TabBar.connectNow(path: path, options: .init(timeout: .milliseconds(timeoutMs))) { return c }
             if monotonicMs() > deadline { throw HarnessError("tabbard did not listen on \(path) within \(timeoutMs) ms") }
             usleep(5_000)
         }
@@ -159,5 +161,86 @@ extension HeadlessDaemon {
         }
         closedir(d)
         rmdir(dir)
+    }
+}
+
+extension HeadlessDaemon {
+    /// Runs `body` as a task on `bar`'s own I/O thread (`TabBar.executor`) and waits for it
+    /// here: the harness is synchronous, and may be called from any thread, one of the
+    /// cooperative pool's included, since what it waits for runs on no pool thread.
+    static func blocking<T: Sendable>(_ bar: TabBar, _ body: @escaping @Sendable (TabBar) async throws -> T) throws -> T {
+        let r = Rendezvous<T>()
+        sem_init(&r.done, 0, 0)
+        defer { sem_destroy(&r.done) }
+        Task.detached(executorPreference: bar.executor) {
+            do { r.result = .success(try await body(bar)) } catch { r.result = .failure(error) }
+            sem_post(&r.done)
+        }
+        while sem_wait(&r.done) != 0 {}
+        return try r.result!.get()
+    }
+}
+
+/// A result handed from the task that makes it to the thread that waits for it.
+private final class Rendezvous<T>: @unchecked Sendable {
+    var done = sem_t()
+    var result: Result<T, any Error>?
+}
+
+/// The lines the harness's connection received (its `messages()`), handed over from the
+/// connection's thread to the test's: a queue, and a descriptor that wakes the waiter.
+final class Inbox: Sendable {
+    private struct Queue {
+        var lines: [JSON] = []
+        /// Why the lines ended (the connection was closed or lost).
+        var end: (any Error)?
+    }
+    private let queue = Mutex(Queue())
+    private let wakeup = Wakeup()
+
+    /// Takes `bar`'s lines from now on, on its own thread, until they end.
+    func follow(_ bar: TabBar) {
+        let lines = bar.messages()
+        Task.detached(executorPreference: bar.executor) { [self] in
+            do {
+                for try await m in lines { push(m.json) }
+                finish(ClientError.closed)
+            } catch {
+                finish(error)
+            }
+        }
+    }
+
+    private func push(_ m: JSON) {
+        queue.withLock { $0.lines.append(m) }
+        wakeup.wake()
+    }
+
+    private func finish(_ error: any Error) {
+        queue.withLock { $0.end = error }
+        wakeup.wake()
+    }
+
+    /// The lines received so far, oldest first (none left after).
+    func take() -> [JSON] {
+        queue.withLock { q in
+            let l = q.lines
+            q.lines = []
+            return l
+        }
+    }
+
+    /// Waits up to `ms` for a line; throws why they ended once they have (and none is left).
+    func wait(ms: Int) throws {
+        let deadline = monotonicMs() + Int64(ms)
+        while true {
+            let (some, end) = queue.withLock { q in (!q.lines.isEmpty, q.end) }
+            if some { return }
+            if let end { throw end }
+            let left = deadline - monotonicMs()
+            if left <= 0 { return }
+            var fds = [pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+            if (try? Sys.poll(&fds, timeoutMs: Int32(left))) ?? 0 > 0 { wakeup.drain() }
+        }
     }
 }

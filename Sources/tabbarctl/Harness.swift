@@ -47,26 +47,29 @@ enum HarnessCommands {
         return .wait(event: event, match: match, timeoutMs: timeout, then: Array(w.positionals.dropFirst()))
     }
 
-    static func run(_ command: Subcommand, options: GlobalOptions, output: Output) throws -> Int32 {
+    static func run(_ command: Subcommand, options: GlobalOptions, output: Output) async throws -> Int32 {
         let path = SocketPath.resolve(explicit: options.socket)
-        let connection = try TabBarConnection(path: path, timeoutMs: options.timeoutMs)
+        let bar = try await TabBar.connect(path: path, options: options.clientOptions)
         switch command {
         case .advance(let ms):
-            let r = try connection.call("clock.advance", .obj(["ms": .int(ms)]))
+            let r = try await bar.call("clock.advance", .obj(["ms": .int(ms)]))
             output.out(options.json ? r.text : "now \(Format.number(r["now_ms"])) ms")
             return ExitStatus.ok
         case .wait(let event, let match, let timeoutMs, let then):
-            _ = try connection.call("subscribe")
+            let lines = bar.messages()
+            _ = try await bar.call("subscribe")
             if !then.isEmpty {
                 let status = try runSelf(["--socket", path] + then)
                 if status != 0 { return status }
             }
-            let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutMs) * 1_000_000
+            // At the deadline the connection is closed: the lines end without an error.
+            let deadline = Task {
+                try await Task.sleep(for: .milliseconds(timeoutMs))
+                bar.close()
+            }
+            defer { deadline.cancel() }
             var seen: [String] = []
-            while true {
-                let now = MonotonicClock.nanoseconds()
-                guard now < deadline,
-                      let m = try connection.nextReceived(timeoutMs: Int((deadline - now + 999_999) / 1_000_000)) else { break }
+            for try await m in lines {
                 guard m.json["method"] != nil else { continue }
                 if m.json["method"]?.stringValue == event, EventMatch.matches(m.json["params"] ?? .null, match) {
                     output.out(options.json ? m.text : Format.event(m.json))

@@ -28,21 +28,22 @@ struct Monitor {
         case dropped(String)
     }
 
-    func run(_ command: Subcommand, connect: () throws -> TabBarConnection) throws -> Int32 {
+    func run(_ command: Subcommand, connect: () async throws -> TabBar) async throws -> Int32 {
         guard let (method, params) = Plan.request(command) else { return ExitStatus.client }
         var follows = false
         if case .monitor(_, let f) = command { follows = f }
-        var connection = try connect()
+        var bar = try await connect()
         while true {
-            let snapshot = try connection.call(method, params)
+            let lines = bar.messages()  // (before subscribing: no event is missed)
+            let snapshot = try await bar.call(method, params)
             output.out(options.json ? snapshot.text : Monitor.snapshotLine(snapshot))
-            let end = try follow(connection)
-            connection.close()
+            let end = try await follow(lines)
+            bar.close()
             if !follows {
                 switch end {
                 case .stopped: return ExitStatus.ok
                 case .dropped:
-                    output.error("tabbard closed the connection without saying it was stopping (did it crash? check its log, then \(TabBarConnection.startAdvice); `tabbarctl monitor --follow` waits for it)")
+                    output.error("tabbard closed the connection without saying it was stopping (did it crash? check its log, then \(TabBar.startAdvice); `tabbarctl monitor --follow` waits for it)")
                     return ExitStatus.client
                 }
             }
@@ -50,17 +51,16 @@ struct Monitor {
             case .stopped: output.error("tabbard is stopping; waiting for it to come back (Ctrl-C to quit)")
             case .dropped(let why): output.error("lost tabbard (\(why)); waiting for it to come back (Ctrl-C to quit)")
             }
-            connection = reconnect(connect)
+            bar = await reconnect(connect)
             output.error("reconnected to tabbard; subscribing again")
         }
     }
 
     /// Tries `connect` every 200 ms until it succeeds (the person ends this with Ctrl-C).
-    func reconnect(_ connect: () throws -> TabBarConnection) -> TabBarConnection {
-        var delay = timespec(tv_sec: 0, tv_nsec: 200_000_000)
+    func reconnect(_ connect: () async throws -> TabBar) async -> TabBar {
         while true {
-            if let c = try? connect() { return c }
-            nanosleep(&delay, nil)
+            if let bar = try? await connect() { return bar }
+            try? await Task.sleep(for: .milliseconds(200))
         }
     }
 
@@ -69,20 +69,18 @@ struct Monitor {
         "seq \(Format.number(result["seq"])) subscribed: " + Format.summary(result["state"] ?? .null)
     }
 
-    /// Prints events until `server.stopping` or the connection drops.
-    func follow(_ connection: TabBarConnection) throws -> End {
-        while true {
-            let message: ReceivedMessage
-            do {
-                guard let m = try connection.nextReceived(timeoutMs: nil) else { continue }
-                message = m
-            } catch ClientError.closed {
-                return .dropped("the connection closed")
-            } catch ClientError.io(let what) {
-                return .dropped(what)
+    /// Prints the lines (events) until `server.stopping` or the connection drops.
+    func follow(_ lines: AsyncThrowingStream<ReceivedMessage, any Error>) async throws -> End {
+        do {
+            for try await message in lines {
+                output.out(options.json ? message.text : Format.event(message.json))
+                if message.json["method"]?.stringValue == "server.stopping" { return .stopped }
             }
-            output.out(options.json ? message.text : Format.event(message.json))
-            if message.json["method"]?.stringValue == "server.stopping" { return .stopped }
+            return .dropped("the connection closed")
+        } catch ClientError.closed {
+            return .dropped("the connection closed")
+        } catch ClientError.io(let what) {
+            return .dropped(what)
         }
     }
 }

@@ -22,7 +22,7 @@ struct Pipe {
     /// The environment variable the presented token is read from (websocketd's CGI variable).
     static let queryVariable = "QUERY_STRING"
 
-    func run() throws -> Int32 {
+    func run() async throws -> Int32 {
         if let tokenFile {
             if let refusal = Pipe.refusal(tokenFile: tokenFile, query: Pipe.env(Pipe.queryVariable)) ?? PeerCheck.refusal() {
                 Pipe.writeAll(1, Array(Pipe.errorLine(refusal).utf8))
@@ -30,51 +30,62 @@ struct Pipe {
                 return ExitStatus.client
             }
         }
-        let connection: TabBarConnection
+        let bar: TabBar
         do {
-            connection = try TabBarConnection(path: SocketPath.resolve(explicit: options.socket), timeoutMs: options.timeoutMs)
+            bar = try await TabBar.connect(path: SocketPath.resolve(explicit: options.socket), options: options.clientOptions)
         } catch {
             Pipe.writeAll(1, Array(Pipe.errorLine("tabbarctl pipe cannot reach tabbard: \(error)", kind: "unavailable").utf8))
             throw error
         }
-        // The hello was read by the connection: hand it on first, with anything buffered after it.
-        let hello = JSON.obj(["jsonrpc": .string("2.0"), "method": .string("hello"), "params": connection.hello])
+        let lines = bar.messages()
+        // The hello was read by the client: hand it on first.
+        let hello = JSON.obj(["jsonrpc": .string("2.0"), "method": .string("hello"), "params": bar.hello.json])
         Pipe.writeAll(1, Array((hello.text + "\n").utf8))
-        while connection.hasBufferedMessages, let m = try connection.nextReceived(timeoutMs: 0) {
-            Pipe.writeAll(1, Array((m.text + "\n").utf8))
-        }
         signal(SIGPIPE, SIG_IGN)
-        return Pipe.pump(socket: connection.fileDescriptor)
+        Pipe.forwardInput(to: bar)
+        return await Pipe.pump(lines)
     }
 
-    /// Copies stdin → socket and socket → stdout until the daemon closes (0) or stdout breaks (1).
-    /// At the end of stdin the socket is half-closed, so every reply still arrives.
-    static func pump(socket fd: Int32) -> Int32 {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        var stdinOpen = true
-        while true {
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stdinOpen ? 0 : -1, events: Int16(POLLIN), revents: 0)]
-            guard (try? Sys.poll(&fds, timeoutMs: -1)) != nil else { return ExitStatus.client }
-            if fds[0].revents != 0 {
-                switch try? Sys.read(fd, into: &buffer) {
-                case .done(0)?: return ExitStatus.ok
-                case .done(let n)?: if !writeAll(1, Array(buffer[0..<n])) { return ExitStatus.client }
-                case .wouldBlock?: continue
-                case nil: return ExitStatus.client
-                }
+    /// Copies the daemon's lines to stdout until the daemon closes (0) or stdout breaks (1).
+    static func pump(_ lines: AsyncThrowingStream<ReceivedMessage, any Error>) async -> Int32 {
+        do {
+            for try await m in lines {
+                if !writeAll(1, Array((m.text + "\n").utf8)) { return ExitStatus.client }
             }
-            if stdinOpen && fds[1].revents != 0 {
-                let r = try? Sys.read(0, into: &buffer)
-                if case .wouldBlock? = r { continue }
-                guard case .done(let n)? = r, n > 0 else {
-                    stdinOpen = false
-                    shutdown(fd, Int32(SHUT_WR))  // (fails only when the daemon is gone: the socket's read says so)
-                    continue
-                }
-                if !writeAll(fd, Array(buffer[0..<n])) { return ExitStatus.client }
-            }
+            return ExitStatus.ok
+        } catch ClientError.closed {
+            return ExitStatus.ok
+        } catch {
+            return ExitStatus.client
         }
+    }
+
+    /// Sends every line of stdin to the daemon as it is, on a thread of its own (stdin is read
+    /// blocking). At the end of stdin the connection is half-closed, so every reply still
+    /// arrives. A last line without a newline is sent with one; a line over 64 MiB is dropped
+    /// (the daemon refuses one over its `max_line` anyway, with a reply).
+    static func forwardInput(to bar: TabBar) {
+        let started = startThread {
+            var framer = LineFramer(maxLine: 64 << 20)
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            func send(_ line: LineFramer.Line) {
+                if case .line(let bytes) = line { try? bar.sendRaw(Array(bytes)) }  // (a failure shows in the daemon's lines)
+            }
+            reading: while true {
+                switch try? Sys.read(0, into: &buffer) {
+                case .done(let n)? where n > 0:
+                    buffer.withUnsafeBufferPointer { b in framer.feed(UnsafeBufferPointer(rebasing: b[0..<n])) { send($0) } }
+                case .wouldBlock?:
+                    var p = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
+                    _ = try? Sys.poll(&p, timeoutMs: -1)
+                default:
+                    break reading
+                }
+            }
+            framer.finish { send($0) }
+            bar.closeWrite()
+        }
+        if started != 0 { bar.closeWrite() }
     }
 
     /// Why the presented token is refused, or nil when it matches the file's.

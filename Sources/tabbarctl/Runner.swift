@@ -88,6 +88,11 @@ enum Plan {
     }
 }
 
+extension GlobalOptions {
+    /// The client's options: `--timeout` for every reply (and the hello).
+    var clientOptions: TabBar.Options { TabBar.Options(timeout: .milliseconds(timeoutMs)) }
+}
+
 extension Subcommand {
     /// `call` always prints its result as JSON.
     var printsRawResult: Bool {
@@ -102,9 +107,9 @@ struct Runner {
     var output: Output
 
     /// Runs `command` and returns the exit status; errors are printed as one line.
-    func run(_ command: Subcommand) -> Int32 {
+    func run(_ command: Subcommand) async -> Int32 {
         do {
-            return try execute(command)
+            return try await execute(command)
         } catch let error as ClientError {
             if case .rpc(_, let kind, let message, let data) = error {
                 output.error(options.json ? error.description : "\(Wording.humane(message, data: data)) (\(kind))")
@@ -121,11 +126,11 @@ struct Runner {
         }
     }
 
-    func connect() throws -> TabBarConnection {
-        try TabBarConnection(path: SocketPath.resolve(explicit: options.socket, instance: options.instance), timeoutMs: options.timeoutMs)
+    func connect() async throws -> TabBar {
+        try await TabBar.connect(path: options.socket, instance: options.instance, options: options.clientOptions)
     }
 
-    func execute(_ command: Subcommand) throws -> Int32 {
+    func execute(_ command: Subcommand) async throws -> Int32 {
         switch command {
         case .help(let topic):
             let text = topic.flatMap(CommandSpec.named).map(Help.command) ?? Help.tool
@@ -135,15 +140,15 @@ struct Runner {
             output.out("tabbarctl \(Help.version) (protocol 1)")
             return ExitStatus.ok
         case .pipe(let tokenFile):
-            return try Pipe(options: options, output: output, tokenFile: tokenFile).run()
+            return try await Pipe(options: options, output: output, tokenFile: tokenFile).run()
         case .monitor:
-            return try Monitor(options: options, output: output).run(command, connect: connect)
+            return try await Monitor(options: options, output: output).run(command, connect: connect)
         case .advance, .wait:
-            return try HarnessCommands.run(command, options: options, output: output)
+            return try await HarnessCommands.run(command, options: options, output: output)
         case .configure(let file):
             let params = try Self.loadConfiguration(file)
-            let connection = try connect()
-            let result = try connection.call("bar.configure", params)
+            let bar = try await connect()
+            let result = try await bar.call("bar.configure", params)
             if options.json { output.out(result.text); return ExitStatus.ok }
             print(Format.state(result))
             return ExitStatus.ok
@@ -151,9 +156,9 @@ struct Runner {
             break
         }
         guard let (method, params) = Plan.request(command) else { return ExitStatus.ok }
-        let connection = try connect()
+        let bar = try await connect()
         let started = MonotonicClock.nanoseconds()
-        let result = try connection.call(method, params)
+        let result = try await bar.call(method, params)
         let elapsed = MonotonicClock.nanoseconds() - started
         if case .feedback(nil, nil) = command, options.json {
             // The feedback alone, in feedback.set's shape, not the whole state.
@@ -169,7 +174,7 @@ struct Runner {
             print(Format.state(result))
         case .select:
             output.out(Format.select(result))
-            print(Format.state(try connection.call("state.get")))
+            print(Format.state(try await bar.call("state.get")))
         case .badge(let tab, let change):
             output.out(Format.badgeResult(tab: tab, result, cleared: change == .clear))
         case .action(let tab, let finish):
@@ -191,7 +196,7 @@ struct Runner {
         case .stats:
             print(Format.flat(result))
         case .ping:
-            let h = connection.hello
+            let h = bar.hello.json
             output.out("pong from \(Format.word(h["server"])) \(Format.word(h["version"])) (protocol \(Format.number(h["protocol"]))) in \(Format.fixed(Double(elapsed) / 1e6, digits: 3)) ms")
         default:
             output.out(result.text)

@@ -7,8 +7,8 @@ let status: Int32
 do {
     let invocation = try Arguments.parse(Array(CommandLine.arguments.dropFirst()))
     if case .monitor = invocation.command { Monitor.installSignalHandlers() }
-    TabBarConnection.startAdvice = Wording.startAdvice(options: invocation.options)
-    status = Runner(options: invocation.options, output: output).run(invocation.command)
+    TabBar.startAdvice = Wording.startAdvice(options: invocation.options)
+    status = await Runner(options: invocation.options, output: output).run(invocation.command)
 } catch {
     output.error(error.description)
     status = ExitStatus.client

@@ -85,6 +85,56 @@ import TabBarClient
         #expect(try await bar.state().seq == seqs.max())
     }
 
+    /// Tasks that prefer the connection's executor run there (many in flight, their requests
+    /// coalesced into few sends), cancel as others do, and still finish once it is closed.
+    @Test func onTheConnectionsExecutor() async throws {
+        let d = try Daemon()
+        let bar = try await TabBar.connect(path: d.socket, options: .init(timeout: nil))
+        try await bar.configure(Self.twoTabs)
+        let seqs = try await withThrowingTaskGroup(of: UInt64.self) { group in
+            for k in 0..<500 {
+                group.addTask(executorPreference: bar.executor) { try await bar.select(.index(k % 2), source: .program).seq }
+            }
+            return try await group.reduce(into: [UInt64]()) { $0.append($1) }
+        }
+        #expect(Set(seqs).count == 500)
+        try await withTaskExecutorPreference(bar.executor) {
+            #expect(try await bar.state().seq == seqs.max())
+            kill(d.process.processIdentifier, SIGSTOP)
+            defer { kill(d.process.processIdentifier, SIGCONT) }
+            let task = Task(executorPreference: bar.executor) { try await bar.call("ping") }
+            try await Task.sleep(for: .milliseconds(50))
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
+        bar.close()
+        let after = Task(executorPreference: bar.executor) { try await bar.ping() }
+        await #expect(throws: ClientError.closed) { try await after.value }
+    }
+
+    /// `messages()`: every line no request waits for, with its text as the daemon wrote it;
+    /// `sendRaw` lines' replies come there too; after `closeWrite` they still arrive.
+    @Test func rawLines() async throws {
+        let d = try Daemon()
+        let bar = try await TabBar.connect(path: d.socket)
+        try await bar.configure(Self.twoTabs)
+        var lines = bar.messages().makeAsyncIterator()
+        _ = try await bar.call("subscribe", ["topics": ["tab"]])
+        try await bar.select(.id("chat"))
+        let event = try #require(try await lines.next())
+        #expect(event.json["method"]?.stringValue == "tab.selected")
+        #expect(event.text.contains(#""method":"tab.selected""#))
+        #expect(try JSON.parse(event.text) == event.json)
+        try bar.sendRaw(#"{"jsonrpc":"2.0","id":"mine","method":"ping"}"#)
+        try bar.sendRaw("not json")
+        bar.closeWrite()
+        let pong = try #require(try await lines.next())
+        #expect(pong.json["id"]?.stringValue == "mine" && pong.json["result"] != nil)
+        let refused = try #require(try await lines.next())
+        #expect(refused.json["id"] == .null && refused.json["error"]?["data"]?["kind"]?.stringValue == "parse_error")
+        await #expect(throws: ClientError.closed) { while try await lines.next() != nil {} }
+    }
+
     /// A daemon that does not answer (stopped with SIGSTOP): a cancelled request throws
     /// CancellationError at once, one with a timeout ClientError.timeout; the connection
     /// still works once the daemon goes on.

@@ -3,220 +3,116 @@ import Testing
 import TabBarCore
 @testable import TabBarClient
 
+/// `TabBar` against a fake daemon (`FakeListener`): the hello, the handshake's failures,
+/// what goes on the wire and what comes back in `messages()`.
 @Suite struct ConnectionTests {
-    @Test func keepsTheHello() throws {
-        let (client, server) = makeSocketPair()
-        server.send(FakePeer.hello)
-        let connection = try TabBarConnection(fileDescriptor: client)
-        #expect(connection.hello["server"] == .string("tabbard"))
-        #expect(connection.hello["protocol"]?.intValue == 1)
-        #expect(connection.fileDescriptor == client)
-        server.close()
-    }
-
-    @Test func eventsBeforeTheReplyAreQueuedInOrder() throws {
-        let (client, server) = makeSocketPair()
-        server.send(FakePeer.hello)
-        let connection = try TabBarConnection(fileDescriptor: client)
-        var seenRequest: JSON?
-        let thread = TestThread {
-            let request = server.readRequest()
-            seenRequest = request
-            server.send(#"{"jsonrpc":"2.0","method":"tab.selected","params":{"seq":7,"tab":"chat","previous":"home","source":"user"}}"#)
-            server.send(#"{"jsonrpc":"2.0","method":"badge.changed","params":{"seq":8,"tab":"chat","badge":null}}"#)
-            server.reply(to: request, result: #"{"seq":8}"#)
-            server.send(#"{"jsonrpc":"2.0","method":"sound.played","params":{"voice":3,"name":"click"}}"#)
-        }
-        let result = try connection.call("badge.clear", .obj(["tab": .string("chat")]))
-        #expect(result == .obj(["seq": .int(8)]))
-        thread.join()
-        #expect(seenRequest == .obj(["jsonrpc": .string("2.0"), "id": .int(1), "method": .string("badge.clear"),
-                                     "params": .obj(["tab": .string("chat")])]))
-        #expect(connection.hasBufferedMessages)
-        #expect(try connection.nextMessage(timeoutMs: 1000)?["method"] == .string("tab.selected"))
-        #expect(try connection.nextMessage(timeoutMs: 1000)?["method"] == .string("badge.changed"))
-        let third = try connection.nextReceived(timeoutMs: 1000)
-        #expect(third?.text == #"{"jsonrpc":"2.0","method":"sound.played","params":{"voice":3,"name":"click"}}"#)
-        // Nothing more was sent: an immediate poll finds nothing, and the next message is the
-        // one the server sends now.
-        #expect(try connection.nextMessage(timeoutMs: 0) == nil)
-        server.send(#"{"jsonrpc":"2.0","method":"marker","params":{}}"#)
-        #expect(try connection.nextMessage(timeoutMs: 1000)?["method"] == .string("marker"))
-        server.close()
-        #expect(throws: ClientError.self) { try connection.nextMessage(timeoutMs: 1000) }
-    }
-
-    @Test func errorReplyThrowsRPCWithItsKind() throws {
-        let (client, server) = makeSocketPair()
-        server.send(FakePeer.hello)
-        let connection = try TabBarConnection(fileDescriptor: client)
-        let thread = TestThread {
-            let request = server.readRequest()
-            server.replyError(to: request, code: -32001, kind: "unknown_tab", message: "There is no item \\\"x\\\" in the bar.",
-                              extra: #","tab":"x""#)
-        }
-        let error = #expect(throws: ClientError.self) { try connection.call("tab.select", .obj(["tab": .string("x")])) }
-        thread.join()
-        guard case .rpc(let code, let kind, let message, let data)? = error else {
-            Issue.record("expected .rpc, got \(String(describing: error))")
-            return
-        }
-        #expect(code == -32001)
-        #expect(kind == "unknown_tab")
-        #expect(message == "There is no item \"x\" in the bar.")
-        #expect(data["tab"] == .string("x"))
-        #expect(error?.description == "There is no item \"x\" in the bar. (unknown_tab)")
-        server.close()
-    }
-
-    @Test func timeoutThrowsAndTheLateReplyIsDropped() throws {
-        let (client, server) = makeSocketPair()
-        server.send(FakePeer.hello)
-        let connection = try TabBarConnection(fileDescriptor: client, timeoutMs: 100)
-        // The test tells the fake daemon through a pipe when the first call has given up,
-        // so that both replies are already there when the second call starts.
-        var gaveUp: [Int32] = [-1, -1]
-        #expect(pipe(&gaveUp) == 0)
-        var second: JSON?
-        let thread = TestThread {
-            let first = server.readRequest()
-            var byte: UInt8 = 0
-            _ = read(gaveUp[0], &byte, 1)
-            server.reply(to: first, result: #"{"late":true}"#)
-            server.send(#"{"jsonrpc":"2.0","id":2,"result":{"second":true}}"#)
-            second = server.readRequest()
-        }
-        let error = #expect(throws: ClientError.self) { try connection.call("ping") }
-        if case .timeout? = error {} else { Issue.record("expected .timeout, got \(String(describing: error))") }
-        var byte: UInt8 = 1
-        _ = write(gaveUp[1], &byte, 1)
-        #expect(try connection.call("ping") == .obj(["second": .bool(true)]))
-        thread.join()
-        #expect(second?["id"] == .int(2))
-        #expect(try connection.nextMessage(timeoutMs: 0) == nil)
-        close(gaveUp[0])
-        close(gaveUp[1])
-        server.close()
-    }
-
-    @Test func foreignRepliesAreQueuedNotLost() throws {
-        let (client, server) = makeSocketPair()
-        server.send(FakePeer.hello)
-        let connection = try TabBarConnection(fileDescriptor: client)
-        let thread = TestThread {
-            let raw = server.readLine()
-            let call = server.readRequest()
-            server.send(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"The line is not valid JSON: x.","data":{"kind":"parse_error"}}}"#)
-            server.reply(to: call, result: "{}")
-            _ = raw
-        }
-        try connection.sendRaw("this is not json")
-        #expect(try connection.call("ping") == .obj([:]))
-        thread.join()
-        let queued = try connection.nextMessage(timeoutMs: 0)
-        #expect(queued?["error"]?["data"]?["kind"] == .string("parse_error"))
-        server.close()
-    }
-
-    @Test func notifyAndSendRawWriteOneLineEach() throws {
-        let (client, server) = makeSocketPair()
-        server.send(FakePeer.hello)
-        let connection = try TabBarConnection(fileDescriptor: client)
-        try connection.notify("tab.select", .obj(["tab": .string("home")]))
-        try connection.notify("ping")
-        try connection.sendRaw(#"{"id":"a","method":"ping"}"#)
-        try connection.sendRaw("{}\n")
-        #expect(server.readLine() == #"{"jsonrpc":"2.0","method":"tab.select","params":{"tab":"home"}}"#)
-        #expect(server.readLine() == #"{"jsonrpc":"2.0","method":"ping"}"#)
-        #expect(server.readLine() == #"{"id":"a","method":"ping"}"#)
-        #expect(server.readLine() == "{}")
-        server.close()
-    }
-
-    @Test func linesSplitAcrossWritesAndAFinalLineWithoutNewline() throws {
-        let (client, server) = makeSocketPair()
-        let text = FakePeer.hello + "\r\n\n" + #"{"method":"a","params":{"seq":1}}"# + "\n" + #"{"method":"b","params":{}}"#
-        let thread = TestThread {
-            for byte in Array(text.utf8) { server.sendBytes([byte]) }
-            server.close()
-        }
-        let connection = try TabBarConnection(fileDescriptor: client)
-        #expect(connection.hello["version"] == .string("9.9.9"))
-        #expect(try connection.nextMessage(timeoutMs: 5000)?["method"] == .string("a"))
-        #expect(try connection.nextMessage(timeoutMs: 5000)?["method"] == .string("b"))
-        thread.join()
-        let error = #expect(throws: ClientError.self) { try connection.nextMessage(timeoutMs: 5000) }
-        if case .closed? = error {} else { Issue.record("expected .closed, got \(String(describing: error))") }
-        #expect(throws: ClientError.self) { try connection.call("ping") }
-    }
-
-    @Test func garbageFromTheDaemonIsAProtocolViolationButTheConnectionGoesOn() throws {
-        let (client, server) = makeSocketPair()
-        server.send(FakePeer.hello)
-        server.send("not json")
-        server.send(#"{"method":"after"}"#)
-        let connection = try TabBarConnection(fileDescriptor: client)
-        let error = #expect(throws: ClientError.self) { try connection.nextMessage(timeoutMs: 1000) }
-        if case .protocolViolation? = error {} else { Issue.record("expected .protocolViolation, got \(String(describing: error))") }
-        #expect(try connection.nextMessage(timeoutMs: 1000)?["method"] == .string("after"))
-        server.close()
-    }
-
-    @Test func refusalBeforeTheHelloIsAnRPCError() throws {
-        let (client, server) = makeSocketPair()
-        server.send(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32006,"message":"Too many clients.","data":{"kind":"limit_exceeded"}}}"#)
-        server.close()
-        let error = #expect(throws: ClientError.self) { try TabBarConnection(fileDescriptor: client) }
-        guard case .rpc(_, let kind, _, _)? = error else { Issue.record("expected .rpc"); return }
-        #expect(kind == "limit_exceeded")
-    }
-
-    @Test func somethingElseThanHelloIsAProtocolViolation() throws {
-        let (client, server) = makeSocketPair()
-        server.send(#"{"jsonrpc":"2.0","method":"tab.selected","params":{}}"#)
-        let error = #expect(throws: ClientError.self) { try TabBarConnection(fileDescriptor: client) }
-        if case .protocolViolation? = error {} else { Issue.record("expected .protocolViolation, got \(String(describing: error))") }
-        server.close()
-    }
-
-    @Test func noHelloInTimeIsATimeout() throws {
-        let (client, server) = makeSocketPair()
-        let error = #expect(throws: ClientError.self) { try TabBarConnection(fileDescriptor: client, timeoutMs: 30) }
-        if case .timeout? = error {} else { Issue.record("expected .timeout, got \(String(describing: error))") }
-        server.close()
-    }
-
-    @Test func connectsByPath() throws {
+    /// Connects to a fake daemon that says `first` (the hello unless given) and then runs `peer`.
+    func withPeer(first: String = FakePeer.hello, options: TabBar.Options = .init(timeout: .seconds(5)),
+                  _ peer: @escaping (FakePeer) -> Void) async throws -> (TabBar, TestThread) {
         let listener = FakeListener()
         let thread = TestThread {
-            let peer = listener.accept()
-            peer.send(FakePeer.hello)
-            peer.reply(to: peer.readRequest(), result: #"{"seq":3,"state":{"items":[]}}"#)
-            peer.close()
+            let p = listener.accept()
+            if !first.isEmpty { p.send(first) }
+            peer(p)
+            p.close()
         }
-        let connection = try TabBarConnection(path: listener.path)
-        #expect(try connection.call("state.get")["seq"]?.intValue == 3)
+        do {
+            return (try await TabBar.connect(path: listener.path, options: options), thread)
+        } catch {
+            thread.join()
+            throw error
+        }
+    }
+
+    @Test func keepsTheHello() async throws {
+        let (bar, thread) = try await withPeer { _ in }
+        #expect(bar.hello.server == "tabbard" && bar.hello.version == "9.9.9")
+        #expect(bar.hello.protocolVersion == "1" && bar.hello.maxLine == 65536)
         thread.join()
-        connection.close()
-        #expect(connection.fileDescriptor == -1)
-        #expect(throws: ClientError.self) { try connection.call("ping") }
     }
 
-    @Test func aMissingSocketSaysWhatToDo() {
-        let error = #expect(throws: ClientError.self) { try TabBarConnection(path: "/nonexistent-dir/tabbard/socket") }
-        #expect(error?.description == "cannot connect to /nonexistent-dir/tabbard/socket: No such file or directory — is tabbard running? start it (`systemctl --user start tabbard.socket`) or pass --socket")
+    @Test func refusalBeforeTheHelloIsAnRPCError() async throws {
+        let refusal = #"{"jsonrpc":"2.0","id":null,"error":{"code":-32006,"message":"Too many clients.","data":{"kind":"limit_exceeded"}}}"#
+        await #expect(throws: ClientError.rpc(code: -32006, kind: "limit_exceeded", message: "Too many clients.", data: ["kind": "limit_exceeded"])) {
+            _ = try await withPeer(first: refusal) { _ in }
+        }
     }
 
-    @Test func aTooLongPathIsRefusedBeforeConnecting() {
+    @Test func somethingElseThanHelloIsAProtocolViolation() async throws {
+        do {
+            _ = try await withPeer(first: #"{"jsonrpc":"2.0","method":"tab.selected","params":{}}"#) { _ in }
+            Issue.record("connected")
+        } catch ClientError.protocolViolation {}
+    }
+
+    @Test func noHelloInTimeIsATimeout() async throws {
+        await #expect(throws: ClientError.timeout) {
+            _ = try await withPeer(first: "", options: .init(timeout: .milliseconds(30))) { p in _ = p.readLine() }
+        }
+    }
+
+    /// A reply split across writes, a final line without a newline; once closed, requests throw.
+    @Test func callsByPathAndLinesSplitAcrossWrites() async throws {
+        let (bar, thread) = try await withPeer { p in
+            let r = p.readRequest()
+            let line = Array(#"{"jsonrpc":"2.0","id":\#(r?["id"]?.text ?? "null"),"result":{"seq":3,"state":{"items":[]}}}"#.utf8)
+            p.sendBytes(Array(line[..<10]))
+            usleep(20_000)
+            p.sendBytes(Array(line[10...]))
+        }
+        #expect(try await bar.call("state.get")["seq"]?.intValue == 3)
+        thread.join()
+        await #expect(throws: ClientError.closed) { try await bar.ping() }
+    }
+
+    /// `notify` and `sendRaw` write one line each; a reply no request waits for (to a raw
+    /// line, or one that came after its caller gave up) goes to `messages()`, or nowhere.
+    @Test func rawLinesAndLateReplies() async throws {
+        let (bar, thread) = try await withPeer(options: .init(timeout: .milliseconds(100))) { p in
+            let late = p.readRequest()
+            #expect(p.readLine() == #"{"jsonrpc":"2.0","method":"log","params":{"a":1}}"#)
+            #expect(p.readLine() == #"{"jsonrpc":"2.0","id":"x","method":"ping"}"#)
+            usleep(300_000)
+            p.reply(to: late, result: "{}")  // (too late: dropped)
+            p.send(#"{"jsonrpc":"2.0","id":"x","result":{}}"#)
+            p.reply(to: p.readRequest(), result: #"{"pong":true}"#)
+        }
+        let lines = bar.messages()
+        let timedOut = Task { try await bar.call("ping") }
+        try await Task.sleep(for: .milliseconds(20))
+        try bar.notify("log", ["a": 1])
+        try bar.sendRaw(#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#)
+        await #expect(throws: ClientError.timeout) { _ = try await timedOut.value }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await bar.call("ping", nil) == ["pong": true])
+        var it = lines.makeAsyncIterator()
+        let raw = try await it.next()
+        #expect(raw?.text == #"{"jsonrpc":"2.0","id":"x","result":{}}"#)
+        await #expect(throws: ClientError.closed) { _ = try await it.next() }
+        thread.join()
+    }
+
+    @Test func aMissingSocketSaysWhatToDo() async {
+        await #expect(throws: ClientError.connect(path: "/nonexistent-dir/tabbard/socket", reason: "No such file or directory — is tabbard running? start it (`systemctl --user start tabbard.socket`) or pass --socket")) {
+            _ = try await TabBar.connect(path: "/nonexistent-dir/tabbard/socket")
+        }
+    }
+
+    @Test func aTooLongPathIsRefusedBeforeConnecting() async {
         let path = "/tmp/" + String(repeating: "x", count: 200)
-        let error = #expect(throws: ClientError.self) { try TabBarConnection(path: path) }
-        guard case .connect(let p, let reason)? = error else { Issue.record("expected .connect"); return }
-        #expect(p == path)
-        #expect(reason.contains("at most 107"))
+        do {
+            _ = try await TabBar.connect(path: path)
+            Issue.record("connected")
+        } catch ClientError.connect(let p, let reason) {
+            #expect(p == path)
+            #expect(reason.contains("at most 107"))
+        } catch {
+            Issue.record("expected .connect, got \(error)")
+        }
     }
 
     @Test func requestLinesAreCompactJSONRPC() {
-        let line = TabBarConnection.requestLine(id: .int(4), method: "touch", params: .obj(["x": .double(1.5)]))
+        let line = Wire.requestLine(id: 4, method: "touch", params: .obj(["x": .double(1.5)]))
         #expect(String(decoding: line, as: UTF8.self) == #"{"jsonrpc":"2.0","id":4,"method":"touch","params":{"x":1.5}}"# + "\n")
     }
 }

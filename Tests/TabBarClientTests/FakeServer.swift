@@ -85,14 +85,6 @@ final class TestThread {
     func join() { pthread_join(thread, nil) }
 }
 
-/// A connected socket pair: `client` for a `TabBarConnection`, `server` for a `FakePeer`.
-func makeSocketPair() -> (client: Int32, server: FakePeer) {
-    var fds: [Int32] = [-1, -1]
-    let r = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
-    precondition(r == 0, "socketpair failed")
-    return (fds[0], FakePeer(fd: fds[1]))
-}
-
 /// A listening socket at a fresh temporary path; `accept` gives the next peer.
 final class FakeListener {
     let directory: String

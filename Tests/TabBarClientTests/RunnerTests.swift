@@ -12,7 +12,7 @@ final class Captured {
 
 @Suite struct RunnerTests {
     /// Runs `args` against a fake daemon that answers each request with `answer(request)`.
-    func run(_ args: [String], answers: [(JSON?) -> String], then: ((FakePeer) -> Void)? = nil) throws -> (Int32, Captured) {
+    func run(_ args: [String], answers: [(JSON?) -> String], then: ((FakePeer) -> Void)? = nil) async throws -> (Int32, Captured) {
         let listener = FakeListener()
         let thread = TestThread {
             let peer = listener.accept()
@@ -26,7 +26,7 @@ final class Captured {
         }
         let invocation = try Arguments.parse(["--socket", listener.path] + args)
         let captured = Captured()
-        let status = Runner(options: invocation.options, output: captured.output).run(invocation.command)
+        let status = await Runner(options: invocation.options, output: captured.output).run(invocation.command)
         thread.join()
         return (status, captured)
     }
@@ -35,9 +35,9 @@ final class Captured {
         { request in #"{"jsonrpc":"2.0","id":\#(request?["id"]?.text ?? "null"),"result":\#(json)}"# }
     }
 
-    @Test func selectPrintsTheOutcomeThenTheState() throws {
+    @Test func selectPrintsTheOutcomeThenTheState() async throws {
         let state = JSON.obj(["seq": .int(7), "state": BarState.defaultBar.json()]).text
-        let (status, captured) = try run(["select", "chat"], answers: [
+        let (status, captured) = try await run(["select", "chat"], answers: [
             Self.result(#"{"seq":7,"selected":"chat","previous":"home","reselected":false}"#),
             Self.result(state),
         ])
@@ -47,16 +47,16 @@ final class Captured {
         #expect(captured.err.isEmpty)
     }
 
-    @Test func jsonPrintsTheRawResult() throws {
-        let (status, captured) = try run(["--json", "badge", "chat", "3"], answers: [
+    @Test func jsonPrintsTheRawResult() async throws {
+        let (status, captured) = try await run(["--json", "badge", "chat", "3"], answers: [
             Self.result(#"{"seq":9,"badge":{"kind":"count","value":3,"display":"3"}}"#),
         ])
         #expect(status == 0)
         #expect(captured.out == [#"{"seq":9,"badge":{"kind":"count","value":3,"display":"3"}}"#])
     }
 
-    @Test func aDaemonErrorIsOneLineAndStatusTwo() throws {
-        let (status, captured) = try run(["select", "nope"], answers: [{ request in
+    @Test func aDaemonErrorIsOneLineAndStatusTwo() async throws {
+        let (status, captured) = try await run(["select", "nope"], answers: [{ request in
             #"{"jsonrpc":"2.0","id":\#(request?["id"]?.text ?? "null"),"error":{"code":-32001,"message":"There is no item \"nope\" in the bar.","data":{"kind":"unknown_tab","tab":"nope"}}}"#
         }])
         #expect(status == 2)
@@ -64,22 +64,22 @@ final class Captured {
         #expect(captured.err == [#"tabbarctl: There is no item "nope" in the bar. (unknown_tab)"#])
     }
 
-    @Test func cannotConnectIsStatusOne() {
+    @Test func cannotConnectIsStatusOne() async {
         let captured = Captured()
-        let status = Runner(options: GlobalOptions(socket: "/nonexistent/tabbard.sock"), output: captured.output).run(.ping)
+        let status = await Runner(options: GlobalOptions(socket: "/nonexistent/tabbard.sock"), output: captured.output).run(.ping)
         #expect(status == 1)
         #expect(captured.err == ["tabbarctl: cannot connect to /nonexistent/tabbard.sock: No such file or directory — is tabbard running? start it (`systemctl --user start tabbard.socket`) or pass --socket"])
     }
 
-    @Test func anUnreadableConfigurationIsStatusOne() {
+    @Test func anUnreadableConfigurationIsStatusOne() async {
         let captured = Captured()
-        let status = Runner(options: GlobalOptions(socket: "/nonexistent/s"), output: captured.output).run(.configure(file: "/nonexistent/bar.json"))
+        let status = await Runner(options: GlobalOptions(socket: "/nonexistent/s"), output: captured.output).run(.configure(file: "/nonexistent/bar.json"))
         #expect(status == 1)
         #expect(captured.err == ["tabbarctl: cannot read /nonexistent/bar.json: No such file or directory"])
     }
 
-    @Test func monitorPrintsEventsUntilTheServerStops() throws {
-        let (status, captured) = try run(["monitor"], answers: [
+    @Test func monitorPrintsEventsUntilTheServerStops() async throws {
+        let (status, captured) = try await run(["monitor"], answers: [
             Self.result(JSON.obj(["seq": .int(3), "state": BarState.defaultBar.json()]).text),
         ], then: { peer in
             peer.send(#"{"jsonrpc":"2.0","method":"tab.selected","params":{"seq":4,"tab":"chat","previous":"home","source":"user"}}"#)
@@ -95,10 +95,10 @@ final class Captured {
         ])
     }
 
-    @Test func monitorJSONEchoesLinesExactly() throws {
+    @Test func monitorJSONEchoesLinesExactly() async throws {
         let event = #"{"jsonrpc":"2.0","method":"badge.changed","params":{"seq":5,"tab":"chat","badge":{"kind":"text","value":"caf\u00e9","display":"café"}}}"#
         var subscribe: JSON?
-        let (status, captured) = try run(["monitor", "--json", "--topics", "badge"], answers: [
+        let (status, captured) = try await run(["monitor", "--json", "--topics", "badge"], answers: [
             { request in
                 subscribe = request
                 return #"{"jsonrpc":"2.0","id":\#(request?["id"]?.text ?? "null"),"result":{"seq":4,"state":{}}}"#

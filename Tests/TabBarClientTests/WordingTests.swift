@@ -11,13 +11,13 @@ import TabBarCore
         }
     }
 
-    @Test func daemonErrorsNameTabbarctlCommandsButJSONKeepsTheProtocolTerms() throws {
+    @Test func daemonErrorsNameTabbarctlCommandsButJSONKeepsTheProtocolTerms() async throws {
         let message = #"Item "post" cannot be selected: it is the center button; use action.trigger."#
         let answer = error(message, kind: "not_selectable", data: #"{"kind":"not_selectable","tab":"post"}"#)
-        let (status, captured) = try RunnerTests().run(["select", "post"], answers: [answer])
+        let (status, captured) = try await RunnerTests().run(["select", "post"], answers: [answer])
         #expect(status == 2)
         #expect(captured.err == [#"tabbarctl: Item "post" cannot be selected: it is the center button; use `tabbarctl action post`. (not_selectable)"#])
-        let (_, json) = try RunnerTests().run(["--json", "select", "post"], answers: [answer])
+        let (_, json) = try await RunnerTests().run(["--json", "select", "post"], answers: [answer])
         #expect(json.err == ["tabbarctl: \(message) (not_selectable)"])
     }
 
@@ -77,9 +77,9 @@ import TabBarCore
         }
     }
 
-    @Test func jsonFeedbackPrintsTheFeedbackAlone() throws {
+    @Test func jsonFeedbackPrintsTheFeedbackAlone() async throws {
         let state = JSON.obj(["seq": .int(4), "state": BarState.defaultBar.json()]).text
-        let (status, captured) = try RunnerTests().run(["--json", "feedback"], answers: [RunnerTests.result(state)])
+        let (status, captured) = try await RunnerTests().run(["--json", "feedback"], answers: [RunnerTests.result(state)])
         #expect(status == 0)
         #expect(captured.out == [#"{"seq":4,"feedback":{"profile":"full","volume":1}}"#])
     }
