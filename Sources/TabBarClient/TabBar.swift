@@ -236,6 +236,17 @@ public final class TabBar: Sendable {
         try core.write(bytes)
     }
 
+    /// Sends `bytes` exactly as they are (no newline added), from a thread that may block: a
+    /// piece of a stream of lines that a bridge copies on as it reads it (`tabbarctl pipe`).
+    /// The daemon frames them, and answers a line over its `max_line` itself. Returns once at
+    /// most 64 KiB wait to be sent, so a bridge reads no faster than the daemon does (while it
+    /// waits, the calling thread writes to the socket itself). Send nothing else on this
+    /// connection meanwhile: its lines and these pieces would interleave.
+    public func sendBlocking(_ bytes: [UInt8]) throws {
+        try core.write(bytes)
+        try core.waitForRoom(upTo: 64 << 10)
+    }
+
     /// Sends nothing more: the daemon reads the end of the stream once what was sent has gone
     /// out, and still answers it (the replies come as before). Later sends throw `.closed`.
     public func closeWrite() {
@@ -432,6 +443,21 @@ final class Core: Sendable {
     func write(_ bytes: [UInt8]) throws(ClientError) {
         let wakeNeeded = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, bytes) }
         if wakeNeeded { wake() }
+    }
+
+    /// Blocks the calling thread until at most `limit` bytes wait in the outbox, writing them
+    /// itself as the socket takes them (`TabBar.sendBlocking`).
+    func waitForRoom(upTo limit: Int) throws(ClientError) {
+        while true {
+            let fd = try writer.withLock { w throws(ClientError) -> Int32 in
+                guard w.fd >= 0 else { throw w.lost ?? .closed }
+                try Core.drain(&w)
+                return w.outbox.count > limit ? w.fd : -1
+            }
+            if fd < 0 { return }
+            var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = Glibc.poll(&p, 1, 100)  // (bounded: the reader may close the descriptor meanwhile)
+        }
     }
 
     /// Adds `id` to a set of ids to forget later (kept bounded: a reply that never comes

@@ -60,21 +60,17 @@ struct Pipe {
         }
     }
 
-    /// Sends every line of stdin to the daemon as it is, on a thread of its own (stdin is read
-    /// blocking). At the end of stdin the connection is half-closed, so every reply still
-    /// arrives. A last line without a newline is sent with one; a line over 64 MiB is dropped
-    /// (the daemon refuses one over its `max_line` anyway, with a reply).
+    /// Copies stdin to the daemon as it comes, on a thread of its own (stdin is read blocking,
+    /// and no faster than the daemon reads: `sendBlocking`). The daemon frames the lines and
+    /// refuses bad ones itself. At the end of stdin the connection is half-closed, so every
+    /// reply still arrives.
     static func forwardInput(to bar: TabBar) {
         let started = startThread {
-            var framer = LineFramer(maxLine: 64 << 20)
             var buffer = [UInt8](repeating: 0, count: 65536)
-            func send(_ line: LineFramer.Line) {
-                if case .line(let bytes) = line { try? bar.sendRaw(Array(bytes)) }  // (a failure shows in the daemon's lines)
-            }
             reading: while true {
                 switch try? Sys.read(0, into: &buffer) {
                 case .done(let n)? where n > 0:
-                    buffer.withUnsafeBufferPointer { b in framer.feed(UnsafeBufferPointer(rebasing: b[0..<n])) { send($0) } }
+                    do { try bar.sendBlocking(Array(buffer[0..<n])) } catch { break reading }  // (the daemon's lines say why)
                 case .wouldBlock?:
                     var p = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
                     _ = try? Sys.poll(&p, timeoutMs: -1)
@@ -82,7 +78,6 @@ struct Pipe {
                     break reading
                 }
             }
-            framer.finish { send($0) }
             bar.closeWrite()
         }
         if started != 0 { bar.closeWrite() }

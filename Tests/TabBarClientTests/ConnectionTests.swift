@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import Testing
 import TabBarCore
 @testable import TabBarClient
@@ -90,6 +91,35 @@ import TabBarCore
         #expect(raw?.text == #"{"jsonrpc":"2.0","id":"x","result":{}}"#)
         await #expect(throws: ClientError.closed) { _ = try await it.next() }
         thread.join()
+    }
+
+    /// `sendBlocking` passes bytes on as they are (pieces of lines, no newline added) and
+    /// returns only once at most 64 KiB wait: a daemon that reads slowly slows the sender.
+    @Test func sendBlockingWaitsForTheDaemonToRead() async throws {
+        let piece = 64 << 10, pieces = 128
+        let received = Atomic<Int>(0)
+        let (bar, thread) = try await withPeer { p in
+            var chunk = [UInt8](repeating: 0, count: piece)
+            var total = 0
+            var last: UInt8 = 0
+            while total < piece * pieces {
+                let n = chunk.withUnsafeMutableBytes { Glibc.read(p.fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                last = chunk[n - 1]
+                total += n
+                received.store(total, ordering: .releasing)
+                usleep(500)  // (a slow reader: the bound below holds at any pace)
+            }
+            #expect(total == piece * pieces && last == UInt8(ascii: "x"))
+        }
+        // A socket holds a few hundred KiB; without the wait all 8 MiB would be queued at once.
+        var mostAhead = 0
+        for k in 1...pieces {
+            try bar.sendBlocking([UInt8](repeating: UInt8(ascii: "x"), count: piece))
+            mostAhead = max(mostAhead, k * piece - received.load(ordering: .acquiring))
+        }
+        thread.join()
+        #expect(mostAhead <= (1 << 20) + piece, "\(mostAhead) bytes were sent and not yet read")
     }
 
     @Test func aMissingSocketSaysWhatToDo() async {
