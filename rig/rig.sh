@@ -170,8 +170,7 @@ EOF
 
 # The servers' environment (an array, so that `spawn` can background `env` itself and record its PID).
 server_vars=(XDG_RUNTIME_DIR="$run" PIPEWIRE_RUNTIME_DIR="$run" XDG_CONFIG_HOME="$conf" XDG_STATE_HOME="$dir/state"
-    DBUS_SESSION_BUS_ADDRESS="unix:path=$run/bus" PULSE_RUNTIME_PATH="$run/pulse" DISPLAY= WAYLAND_DISPLAY=
-    ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$dir/asound.conf")
+    DBUS_SESSION_BUS_ADDRESS="unix:path=$run/bus" PULSE_RUNTIME_PATH="$run/pulse" DISPLAY= WAYLAND_DISPLAY=)
 server_env() { env "${server_vars[@]}" "$@"; }
 
 # spawn NAME COMMAND…: start in the background, detached from our stdio; record "PID STARTTIME NAME".
@@ -180,9 +179,13 @@ spawn() {
     local extra=() limit=""
     if [ "$name" = pipewire ]; then
         [ -n "${RIG_SERVER_DEBUG:-}" ] && extra=(PIPEWIRE_DEBUG="$RIG_SERVER_DEBUG")
-        # The server writes the file sink's output: each file at most 64 MiB (~5.8 min of a running graph; the
-        # server gets SIGXFSZ past it), so that a graph left running cannot fill the disk.
-        [ "$file_sink" = 1 ] && limit=65536
+        # The file sink: the server opens rig_file_sink from DIR/asound.conf and writes its output, each file at
+        # most 64 MiB (~5.8 min of a running graph; the server gets SIGXFSZ past it), so that a graph left running
+        # cannot fill the disk.
+        if [ "$file_sink" = 1 ]; then
+            extra+=(ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$dir/asound.conf")
+            limit=65536
+        fi
     fi
     ( [ -z "$limit" ] || ulimit -f "$limit"; exec env "${server_vars[@]}" "${extra[@]}" "$@" ) </dev/null >>"$logs/$name.log" 2>&1 &
     local pid=$!

@@ -193,7 +193,7 @@ class GraphRestart(RigCase):
     completes a cycle without a late client). The file decides; the monitors' verdicts are printed beside it.
     GRAPH_RESTARTS=N sets the number of clicks (10), GRAPH_RESTARTS_IDLE_MS the daemon's idle_stop_ms (300),
     GRAPH_RESTARTS_RIG more options of rig.sh (e.g. "--min-quantum 1024"),
-    GRAPH_RESTARTS_VERBOSE=1 prints every click's verdicts (docs/DESKTOP.md, "A click that restarts the graph")."""
+    GRAPH_RESTARTS_VERBOSE=1 prints every click's verdicts (docs/AUDIO.md, "A click that restarts the graph")."""
     RIG_OPTIONS = ("--file-sink",) + tuple(os.environ.get("GRAPH_RESTARTS_RIG", "").split())
     CLICKS = int(os.environ.get("GRAPH_RESTARTS", "10"))
 
@@ -275,17 +275,19 @@ class GraphRestart(RigCase):
             t1 = asked[k + 1] if k + 1 < len(asked) else float("inf")
             fv, fdetail = FileProbe.verdict(out, marks[k], marks[k + 1], ref, SILENCE_AFTER)
             both, _, mdetail = judge((self.monitor, self.second), t0, t1, ref, SILENCE_AFTER)
-            rows.append((fv, self.probe_verdict(self.monitor, t0, t1, ref), self.probe_verdict(self.second, t0, t1, ref),
-                         both, voices[k] in played, voices[k] in failed))
+            rows.append((fv, self.probe_verdict(self.monitor, t0, t1, ref),
+                         self.probe_verdict(self.second, t0, t1, ref), both, voices[k] in played, voices[k] in failed))
             # cycles PipeWire's profiler says the driver completed without a stream (not a probe) near this click
-            without = sorted({((ns - t0) // 1000, name, st) for m in (self.monitor, self.second) for ns, _, st, name in m.incomplete
+            without = sorted({((ns - t0) // 1000, name, st) for m in (self.monitor, self.second)
+                              for ns, _, st, name in m.incomplete
                               if t0 - 5_000_000 <= ns < min(t1, t0 + 100_000_000) and not name.startswith("pwmonitor")})
             if fv != "intact" or both != "intact" or os.environ.get("GRAPH_RESTARTS_VERBOSE"):
                 print("\n  click %d (asked at %s UTC): sink wrote %s (%s); monitors %s %s, judged together %s (%s); "
                       "cycles completed without a stream (us after the request, node, status) %s; %s" % (
                     k, wall[k], fv, fdetail, rows[-1][1], rows[-1][2], both, mdetail, without,
                     "sound.failed" if rows[-1][5] else "sound.played" if rows[-1][4] else "no event"), file=sys.stderr)
-        count = lambda col: {v: [r[col] for r in rows].count(v) for v in sorted(set(r[col] for r in rows))}  # noqa: E731
+        def count(col):
+            return {v: [r[col] for r in rows].count(v) for v in sorted(set(r[col] for r in rows))}
         print("\n  %d clicks after a graph restart: the sink wrote %s; monitor 1 %s; monitor 2 %s; the monitors judged "
               "together %s; sound.played %d, sound.failed %d; engine %s" % (
                   len(rows), count(0), count(1), count(2), count(3), sum(r[4] for r in rows), sum(r[5] for r in rows),
