@@ -173,7 +173,8 @@ desktop-deps: pipewire-deps
 ## live (tests/desktop: event-sounds off silences clicks and says why, input-feedback-sounds, theme-name); on the rig of
 ## test-pipewire, the stream's role and names in pw-dump and pactl through PipeWire's and PulseAudio's ALSA plugins, the
 ## event role's volume at 50 % (module-stream-restore, as GNOME writes it) makes the click at the sink 18.06 ± 1 dB
-## quieter, alerts muted leave nothing at the sink, and clicks that restart the graph (passive probes) are intact or reported
+## quieter, alerts muted leave nothing at the sink, and clicks that restart the graph are intact in what the sink wrote to
+## its device (rig.sh --file-sink) or reported
 test-desktop: desktop-deps .build/rig/pwmonitor
 	$(SWIFT_BUILD) --product tabbard
 	python3 tests/desktop/test_gsettings.py --daemon "$$($(SWIFT) build --show-bin-path)/tabbard" --sounds "$(CURDIR)/Sounds"

@@ -6,6 +6,7 @@ Nothing here sleeps for a fixed time: every wait is for a condition, with a dead
 
 import array
 import json
+import math
 import os
 import shutil
 import signal
@@ -151,6 +152,7 @@ class Monitor:
         self.gap_spans = []   # (first frame in the dump, frames): cycles the probe missed, silence in the dump
         self.after_gap = 0    # onsets in the first buffer after a gap (their cycle's time derived from it)
         self.late = []        # dump frames near which PipeWire completed a cycle without this probe (late.c)
+        self.incomplete = []  # (cycle ns, node id, status, name): another follower the driver completed a cycle without
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -182,6 +184,8 @@ class Monitor:
                     self.gaps.append(int(parts[1]))
                     if len(parts) >= 4 and parts[2] == "at":
                         self.gap_spans.append((int(parts[3]), int(parts[1])))
+                elif parts[:1] == ["incomplete"] and len(parts) >= 5:
+                    self.incomplete.append((int(parts[1]), int(parts[2]), int(parts[3]), " ".join(parts[4:])))
                 elif parts[:2] == ["late", "at"] and len(parts) >= 3:
                     # a cycle PipeWire completed without this probe (pwmonitor/late.c): the buffers from
                     # that frame on may lack a cycle of the sink's output, with nothing in the dump to show it
@@ -242,6 +246,62 @@ class Monitor:
         if f0 is None or f1 is None:
             return True
         return self.missed(f0, max(0, f1 - f0))
+
+
+class FileProbe:
+    """What the rig's sink wrote to its device (rig.sh --file-sink): every frame PipeWire handed the ALSA sink, appended
+    by alsa-lib's `file` PCM to DIR/sink.raw (raw S16_LE stereo), and to sink.raw.0001, .0002, … each time the server
+    reopens the device (WirePlumber suspends an idle sink after 5 s). A probe outside PipeWire's scheduling: it cannot
+    miss a cycle the sink played, and it has no timeline — the sink writes only while the graph runs, so a click is
+    found by where the output stood when it was asked for (`mark`, taken while the graph is stopped: the device is then
+    drained, alsa-lib writes out what it held on `snd_pcm_drop`)."""
+
+    def __init__(self, rig):
+        self.dir = rig.dir
+
+    def files(self):
+        names = [n for n in os.listdir(self.dir) if n == "sink.raw" or n.startswith("sink.raw.")]
+        return sorted(names, key=lambda n: 0 if n == "sink.raw" else int(n.rsplit(".", 1)[1]))
+
+    def mark(self):
+        """The sink's output so far, in frames (all files)."""
+        return sum(os.path.getsize(os.path.join(self.dir, n)) for n in self.files()) // 4
+
+    def samples(self):
+        """Everything the sink wrote, as an array of int16, interleaved stereo."""
+        a = array.array("h")
+        for n in self.files():
+            with open(os.path.join(self.dir, n), "rb") as f:
+                b = f.read()
+            a.frombytes(b[:len(b) // 4 * 4])
+        return a
+
+    @staticmethod
+    def verdict(samples, f0, f1, expected_stereo, silence_after):
+        """One click in the sink's output between frames f0 and f1 (what it wrote from the click's request to the
+        next's): ('intact', None) — bit-exact and followed by silence; ('lost', why) — no sound there at all; else
+        (damage_kind or 'damaged', a sentence: where it differs, how many of its first frames are missing, its
+        level against the click's)."""
+        f1 = min(f1, len(samples) // 2)
+        on = next((f for f in range(f0, f1) if samples[2 * f] or samples[2 * f + 1]), None)
+        if on is None:
+            return "lost", "no sound in the %d frames the sink wrote" % (f1 - f0)
+        lead = next(i for i, fr in enumerate(expected_stereo) if fr != (0, 0))
+        start = max(f0, on - lead)
+        why = click_at(samples, start, expected_stereo, silence_after)
+        if why is None:
+            return "intact", None
+        # which frame of the click the first sound is (> 0: its head is missing), and the level of what was heard
+        n = min(len(expected_stereo), f1 - on)
+
+        def matches(i):
+            m = min(64, len(expected_stereo) - i, n)
+            return all((samples[2 * (on + j)], samples[2 * (on + j) + 1]) == expected_stereo[i + j] for j in range(m))
+        head = next((i for i in range(len(expected_stereo)) if expected_stereo[i] != (0, 0) and matches(i)), None)
+        got = sum(samples[2 * (on + i)] ** 2 + samples[2 * (on + i) + 1] ** 2 for i in range(n))
+        exp = sum(l * l + r * r for l, r in expected_stereo) or 1
+        return (damage_kind(samples, start, expected_stereo) or "damaged",
+                "%s; first sound is click frame %s; level %+.2f dB" % (why, head, 10 * math.log10(max(got, 1) / exp)))
 
 
 def wav_frames(path):

@@ -14,7 +14,13 @@
 #   --force-quantum N    the settings metadata's clock.force-quantum: the graph runs at exactly N
 #   --no-wireplumber     no session manager (streams open but are linked to nothing)
 #   --no-pulse           no pipewire-pulse
+#   --file-sink          the sink is an ALSA device, not a null sink: an api.alsa.pcm.sink node on the pcm
+#                        rig_file_sink (type file, slave null, S16_LE stereo 48 kHz), which appends every frame
+#                        PipeWire hands the device to DIR/sink.raw — a probe outside PipeWire's scheduling
 #   --timeout SECONDS    how long `start` waits for the sink (default 30)
+#
+# RIG_SERVER_DEBUG in rig.sh's environment becomes the pipewire server's PIPEWIRE_DEBUG (e.g. pw.node:4 logs the
+# cycles the driver completed without a follower, "graph not finished", at most one each 2 s).
 #
 # Everything lives under DIR (give each run its own, e.g. `mktemp -d`): XDG_RUNTIME_DIR=DIR/run (0700),
 # XDG_CONFIG_HOME=DIR/config and XDG_STATE_HOME=DIR/state for the servers, a private session bus at
@@ -35,7 +41,7 @@ die() { echo "rig.sh: $*" >&2; exit 2; }
 cmd=$1; dir=$2; shift 2
 case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
 
-quantum=""; min_quantum=""; max_quantum=""; force_quantum=""; wireplumber=1; pulse=1; timeout=30
+quantum=""; min_quantum=""; max_quantum=""; force_quantum=""; wireplumber=1; pulse=1; timeout=30; file_sink=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quantum) quantum=$2; shift 2 ;;
@@ -44,6 +50,7 @@ while [ $# -gt 0 ]; do
         --force-quantum) force_quantum=$2; shift 2 ;;
         --no-wireplumber) wireplumber=0; shift ;;
         --no-pulse) pulse=0; shift ;;
+        --file-sink) file_sink=1; shift ;;
         --timeout) timeout=$2; shift 2 ;;
         *) die "unknown option $1" ;;
     esac
@@ -68,8 +75,30 @@ layout() {
     mkdir -p "$dir" "$run" "$logs" "$dir/state" "$conf/pipewire/pipewire.conf.d" \
         "$conf/wireplumber/bluetooth.lua.d" "$conf/wireplumber/main.lua.d" || die "cannot create $dir"
     chmod 0700 "$run"
-    # The null sink; WirePlumber makes the highest priority.session sink the default.
-    cat >"$conf/pipewire/pipewire.conf.d/50-rig-sink.conf" <<EOF
+    # The sink; WirePlumber makes the highest priority.session sink the default.
+    if [ "$file_sink" = 1 ]; then
+        cat >"$conf/pipewire/pipewire.conf.d/50-rig-sink.conf" <<EOF
+context.objects = [
+    { factory = adapter
+      args = {
+          factory.name     = api.alsa.pcm.sink
+          node.name        = $RIG_SINK
+          node.description = "tabbard test rig file sink"
+          media.class      = Audio/Sink
+          api.alsa.path    = rig_file_sink
+          audio.format     = S16LE
+          audio.rate       = 48000
+          audio.channels   = 2
+          audio.position   = [ FL FR ]
+          object.linger    = true
+          priority.driver  = 2000
+          priority.session = 2000
+      }
+    }
+]
+EOF
+    else
+        cat >"$conf/pipewire/pipewire.conf.d/50-rig-sink.conf" <<EOF
 context.objects = [
     { factory = adapter
       args = {
@@ -86,6 +115,7 @@ context.objects = [
     }
 ]
 EOF
+    fi
     {
         echo "context.properties = {"
         [ -n "$quantum" ] && echo "    default.clock.quantum = $quantum"
@@ -109,6 +139,17 @@ ctl.rig { type pipewire }
 pcm.rig_pulse {
     type pulse
     server "unix:$run/pulse/native"
+}
+EOF
+    # The file sink's device (--file-sink): what PipeWire writes to it is appended to sink.raw, raw S16_LE stereo.
+    # truncate false: the server closes and reopens the device (suspend), and the file keeps what came before.
+    cat >>"$dir/asound.conf" <<EOF
+pcm.rig_file_sink {
+    type file
+    slave.pcm "null"
+    file "$dir/sink.raw"
+    format "raw"
+    truncate false
 }
 EOF
     cat >"$dir/bus.conf" <<EOF
@@ -135,7 +176,18 @@ server_env() { env "${server_vars[@]}" "$@"; }
 # spawn NAME COMMAND…: start in the background, detached from our stdio; record "PID STARTTIME NAME".
 spawn() {
     local name=$1; shift
-    env "${server_vars[@]}" "$@" </dev/null >>"$logs/$name.log" 2>&1 &
+    local extra=() limit=""
+    if [ "$name" = pipewire ]; then
+        [ -n "${RIG_SERVER_DEBUG:-}" ] && extra=(PIPEWIRE_DEBUG="$RIG_SERVER_DEBUG")
+        # The file sink: the server opens rig_file_sink from DIR/asound.conf and writes its output, each file at
+        # most 64 MiB (~5.8 min of a running graph; the server gets SIGXFSZ past it), so that a graph left running
+        # cannot fill the disk.
+        if [ "$file_sink" = 1 ]; then
+            extra+=(ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$dir/asound.conf")
+            limit=65536
+        fi
+    fi
+    ( [ -z "$limit" ] || ulimit -f "$limit"; exec env "${server_vars[@]}" "${extra[@]}" "$@" ) </dev/null >>"$logs/$name.log" 2>&1 &
     local pid=$!
     local start; start=$(awk '{print $22}' "/proc/$pid/stat" 2>/dev/null) || start=0
     echo "$pid $start $name" >>"$pids"

@@ -13,7 +13,9 @@
  * cycle's completion, every follower's status. This file binds it on a connection of its own and, for each
  * cycle completed while this capture had not finished, prints
  *     late at FRAME     the buffers around dump frame FRAME may lack a cycle of the sink's output
- * (FRAME: this probe's first buffer of that cycle or after, less one cycle), so that a click there is not judged.
+ * (FRAME: this probe's first buffer of that cycle or after, less one cycle), so that a click there is not judged;
+ * and for each other follower not finished at a cycle's completion
+ *     incomplete NSEC ID STATUS NAME   (NSEC: the cycle's start, CLOCK_MONOTONIC; STATUS: 1 triggered, 2 awake)
  */
 #include <stdio.h>
 #include <string.h>
@@ -88,7 +90,8 @@ static void on_profile(void *data, const struct spa_pod *pod)
 	SPA_POD_STRUCT_FOREACH(pod, o) {
 		if (!spa_pod_is_object_type(o, SPA_TYPE_OBJECT_Profiler)) continue;
 		int64_t nsec = 0;
-		int late = 0;
+		int late = 0, n_others = 0;
+		struct other { int32_t id, status; const char *name; } others[8];
 		struct spa_pod_prop *p;
 		SPA_POD_OBJECT_FOREACH((struct spa_pod_object *)o, p) {
 			if (p->key == SPA_PROFILER_clock) {
@@ -102,11 +105,20 @@ static void on_profile(void *data, const struct spa_pod *pod)
 				int64_t prev = 0, signal = 0, awake = 0, finish = 0;
 				if (spa_pod_parse_struct(&p->value, SPA_POD_Int(&id), SPA_POD_String(&name), SPA_POD_Long(&prev),
 							 SPA_POD_Long(&signal), SPA_POD_Long(&awake), SPA_POD_Long(&finish),
-							 SPA_POD_Int(&status)) >= 0 && (uint32_t)id == me)
-					late = status != ACTIVATION_FINISHED;
+							 SPA_POD_Int(&status)) >= 0) {
+					if ((uint32_t)id == me)
+						late = status != ACTIVATION_FINISHED;
+					else if (status != ACTIVATION_FINISHED && n_others < 8)
+						others[n_others++] = (struct other){ id, status, name };
+				}
 			}
 		}
 		if (late && nsec != 0 && L.n_pending < PENDING) L.pending[L.n_pending++] = nsec;
+		/* another follower the driver completed this cycle without: a stream there gave the sink nothing this
+		 * cycle (its output is silence in the sink's mix), e.g. tabbard's after a graph restart */
+		for (int i = 0; i < n_others && nsec != 0; i++)
+			printf("incomplete %lld %d %d %s\n", (long long)nsec, others[i].id, others[i].status,
+			       others[i].name ? others[i].name : "-");
 	}
 	resolve();
 }

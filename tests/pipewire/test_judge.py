@@ -11,7 +11,7 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rig"))  # pwrig
-from pwrig import Monitor, judge, run_tests  # noqa: E402
+from pwrig import FileProbe, Monitor, judge, run_tests  # noqa: E402
 from test_pipewire import SILENCE_AFTER  # noqa: E402
 
 
@@ -86,6 +86,39 @@ class TwoProbes(unittest.TestCase):
         elsewhere = FakeProbe(later, self.dump(click, at=48_000), gap_spans=[(40_000, 256)])
         self.assertEqual(judge((quiet, elsewhere), 0, 500_000_000, click, SILENCE_AFTER)[0], "unheard",
                          "a gap after the click's window does not excuse it")
+
+
+class SinkOutput(unittest.TestCase):
+    """FileProbe.verdict: one click in what the sink wrote to its device (rig.sh --file-sink) between two marks."""
+
+    def out(self, frames):
+        return [x for f in frames for x in f]
+
+    def test_intact_damaged_and_lost(self):
+        click = expected_click()
+        lead = [(0, 0)] * 300
+        tail = [(0, 0)] * 2000
+        v = lambda frames: FileProbe.verdict(self.out(frames), 100, len(frames), click, SILENCE_AFTER)  # noqa: E731
+        self.assertEqual(v(lead + click + tail), ("intact", None))
+        verdict, why = v(lead + click[128:] + tail)                       # the first cycle's 128 frames never written
+        self.assertEqual(verdict, "lost")
+        self.assertIn("first sound is click frame 128", why)
+        verdict, why = v(lead + click[:256] + [(0, 0)] * 128 + click[256:] + tail)   # a silent cycle inside it
+        self.assertEqual(verdict, "hole")
+        self.assertIn("first sound is click frame 0", why)
+        verdict, why = v(lead + tail)
+        self.assertEqual(verdict, "lost")
+        self.assertIn("no sound", why)
+        verdict, why = v(lead + click + [(0, 0)] * 100 + click + tail)       # the next click in this one's span
+        self.assertEqual(verdict, "damaged")
+        self.assertIn("after the click's end", why)
+
+    def test_only_its_span_counts(self):
+        """The click before the mark (frame 100 here) is the previous one's: a span from the mark on ends where the
+        sink's output ends."""
+        click = expected_click()
+        frames = [(0, 0)] * 10 + click[:50] + [(0, 0)] * 200 + click + [(0, 0)] * 600
+        self.assertEqual(FileProbe.verdict(self.out(frames), 100, 10 ** 9, click, SILENCE_AFTER), ("intact", None))
 
 
 if __name__ == "__main__":
