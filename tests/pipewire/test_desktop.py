@@ -22,6 +22,7 @@ Usage: python3 tests/pipewire/test_desktop.py --daemon tabbard --sounds Sounds -
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -101,7 +102,8 @@ class StreamProperties(RigCase):
     def test_configured_and_instance_names(self):
         self.start_rig()
         self.check("default", name="tabbard@mail", env={"TABBARD_INSTANCE": "mail"})
-        self.daemon.stop()
+        self.assertEqual(self.daemon.stop(), 0, "the first daemon did not exit 0 on SIGTERM")
+        shutil.rmtree(self.daemon.dir, ignore_errors=True)
         self.daemon = None
         wait_for(lambda: not streams(self.rig)[1], 30, "the first daemon's stream to go")
         self.check("pulse", name="Mail tabs", media_name=None,
@@ -137,12 +139,20 @@ class AlertVolume(RigCase):
             after_click(o[0])
         return voice, o
 
-    def after_pause(self, c):
+    def after_pause(self, c, volume, mute=False):
         """The click from a stream made after now: a first click, the idle stop after it (the stream made anew),
-        then the click measured: (voice, onset)."""
+        the desktop's entry applied to that stream (WirePlumber sets it on a new node a moment after it appears, as a
+        person's next click would find it), then the click measured: (voice, onset)."""
         n = self.reopens(c)
         self.click(c)
         wait_for(lambda: self.reopens(c) > n, 30, "the stream to be made anew after the idle stop", step=0.05)
+
+        def applied():
+            with pulsectl.Pulse("tabbard-test", server=self.rig.env["PULSE_SERVER"]) as pulse:
+                return any(bool(si.mute) == mute and abs(si.volume.value_flat - volume) < 0.01
+                           for si in pulse.sink_input_list())
+        wait_for(applied, 30, "the event role's volume %.2f%s on the new stream" % (volume, ", muted" if mute else ""),
+                 step=0.05)
         return self.click(c)
 
     def run_case(self, device):
@@ -155,10 +165,10 @@ class AlertVolume(RigCase):
         wait_for(lambda: self.reopens(c) >= 1, 30, "the idle stop after the first click", step=0.05)
         self.assertIsNotNone(full, "the click at 100 %% was heard through %s" % device)
         self.set_alert(0.5)
-        _, half = self.after_pause(c)
+        _, half = self.after_pause(c, 0.5)
         self.assertIsNotNone(half, "the click at 50 %% was heard through %s" % device)
         self.set_alert(0.5, mute=True)
-        voice, muted = self.after_pause(c)
+        voice, muted = self.after_pause(c, 0.5, mute=True)
         c.wait_event(lambda e: e.get("method") == "sound.played" and e["params"].get("voice") == voice, 10,
                      "sound.played for the muted click")
         self.monitor.stop()
