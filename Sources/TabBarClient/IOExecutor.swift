@@ -20,6 +20,9 @@ final class IOExecutor: TaskExecutor {
     }
 
     let queue = Mutex(Queue())
+    /// The I/O thread's array that `runQueued` swaps with the queue's (reused: no allocation
+    /// a turn). Only that thread touches it.
+    nonisolated(unsafe) private var running: [UnownedJob] = []
     /// The I/O thread (`pthread_self`), 0 before it started.
     let thread = Atomic<UInt>(0)
     /// Wakes the thread from its `poll`.
@@ -48,14 +51,19 @@ final class IOExecutor: TaskExecutor {
     /// Returns whether any ran.
     @discardableResult
     func runQueued() -> Bool {
-        let jobs: [UnownedJob] = queue.withLock { q in
-            let j = q.jobs
-            if !j.isEmpty { q.jobs = [] }
-            return j
+        var jobs = running
+        running = []
+        queue.withLock { q in
+            if !q.jobs.isEmpty { swap(&q.jobs, &jobs) }
         }
-        let me = asUnownedTaskExecutor()
-        for job in jobs { job.runSynchronously(on: me) }
-        return !jobs.isEmpty
+        let ran = !jobs.isEmpty
+        if ran {
+            let me = asUnownedTaskExecutor()
+            for job in jobs { job.runSynchronously(on: me) }
+            jobs.removeAll(keepingCapacity: true)
+        }
+        running = jobs
+        return ran
     }
 
     /// Polls `fds` (the wake pipe among them) for up to `timeoutMs` (-1: no limit), or

@@ -1,72 +1,185 @@
 import TabBarCore
 
 /// The typed methods' requests: each a method of the daemon's table (`Methods.all`) and its
-/// params. `RequestsTests` decodes every one with the table's own decoder, so a method
-/// renamed or a param changed there fails the tests, not a front end.
+/// params, written straight into the request line (no `JSON` tree is built per request).
+/// `RequestsTests` decodes every one with the table's own decoder (from the bytes written),
+/// so a method renamed or a param changed there fails the tests, not a front end.
 enum Requests {
-    typealias Line = (method: String, params: JSON?)
+    /// A request: its method and what writes its params object (nil: no params).
+    struct Line {
+        let method: String
+        let write: ((inout ByteBuffer) -> Void)?
 
-    static func ping() -> Line { ("ping", nil) }
-    static func stateGet() -> Line { ("state.get", nil) }
-    static func configure(_ params: JSON) -> Line { ("bar.configure", params) }
+        init(_ method: String, _ write: ((inout ByteBuffer) -> Void)? = nil) {
+            self.method = method
+            self.write = write
+        }
+
+        /// The params as the daemon reads them (for the tests).
+        var params: JSON? { write.map { w in try! JSON.parse(ByteBuffer.collect(w)) } }
+    }
+
+    static func ping() -> Line { Line("ping") }
+    static func stateGet() -> Line { Line("state.get") }
+    static func configure(_ params: JSON) -> Line { Line("bar.configure") { $0.json(params) } }
 
     static func select(_ tab: TabRef, ifSeq: UInt64?, source: Source) -> Line {
-        var p: [JSON.Member] = []
-        switch tab {
-        case .id(let id): p.append(JSON.Member("tab", .string(id)))
-        case .index(let k): p.append(JSON.Member("index", .int(k)))
+        Line("tab.select") { b in
+            switch tab {
+            case .id(let id):
+                b.put(#"{"tab":"#)
+                b.string(id)
+            case .index(let k):
+                b.put(#"{"index":"#)
+                b.int(k)
+            }
+            if let ifSeq {
+                b.put(#","if_seq":"#)
+                b.uint(ifSeq)
+            }
+            if source != .user {
+                b.put(#","source":"#)
+                b.string(source.rawValue)
+            }
+            b.append(UInt8(ascii: "}"))
         }
-        if let ifSeq { p.append(JSON.Member("if_seq", .int(ifSeq))) }
-        if source != .user { p.append(JSON.Member("source", .string(source.rawValue))) }
-        return ("tab.select", .object(p))
     }
 
     static func trigger(_ tab: String, source: Source) -> Line {
-        ("action.trigger", source == .user ? ["tab": .string(tab)] : ["tab": .string(tab), "source": .string(source.rawValue)])
+        Line("action.trigger") { b in
+            b.put(#"{"tab":"#)
+            b.string(tab)
+            if source != .user {
+                b.put(#","source":"#)
+                b.string(source.rawValue)
+            }
+            b.append(UInt8(ascii: "}"))
+        }
     }
 
-    static func finishAction(_ tab: String) -> Line { ("action.finish", ["tab": .string(tab)]) }
+    static func finishAction(_ tab: String) -> Line { Line("action.finish") { tabOnly(&$0, tab) } }
 
     /// `badge` nil removes it (`count` 0); `hidden` nil keeps whether it is hidden.
     static func setBadge(_ badge: Badge?, on tab: String, hidden: Bool?) -> Line {
-        var p = [JSON.Member("tab", .string(tab))]
-        switch badge {
-        case .count(let n)?: p.append(JSON.Member("count", .int(n)))
-        case .text(let t)?: p.append(JSON.Member("text", .string(t)))
-        case .dot?: p.append(JSON.Member("dot", true))
-        case nil: p.append(JSON.Member("count", 0))
+        Line("badge.set") { b in
+            b.put(#"{"tab":"#)
+            b.string(tab)
+            switch badge {
+            case .count(let n)?:
+                b.put(#","count":"#)
+                b.int(n)
+            case .text(let t)?:
+                b.put(#","text":"#)
+                b.string(t)
+            case .dot?: b.put(#","dot":true"#)
+            case nil: b.put(#","count":0"#)
+            }
+            if let hidden {
+                b.put(#","hidden":"#)
+                b.bool(hidden)
+            }
+            b.append(UInt8(ascii: "}"))
         }
-        if let hidden { p.append(JSON.Member("hidden", .bool(hidden))) }
-        return ("badge.set", .object(p))
     }
 
     static func hideBadge(_ hidden: Bool, on tab: String) -> Line {
-        ("badge.set", ["tab": .string(tab), "hidden": .bool(hidden)])
+        Line("badge.set") { b in
+            b.put(#"{"tab":"#)
+            b.string(tab)
+            b.put(#","hidden":"#)
+            b.bool(hidden)
+            b.append(UInt8(ascii: "}"))
+        }
     }
 
-    static func clearBadge(on tab: String) -> Line { ("badge.clear", ["tab": .string(tab)]) }
+    static func clearBadge(on tab: String) -> Line { Line("badge.clear") { tabOnly(&$0, tab) } }
 
     static func setFeedback(profile: FeedbackProfile?, volume: Double?) -> Line {
-        var p: [JSON.Member] = []
-        if let profile { p.append(JSON.Member("profile", .string(profile.rawValue))) }
-        if let volume { p.append(JSON.Member("volume", .double(volume))) }
-        return ("feedback.set", .object(p))
+        Line("feedback.set") { b in
+            b.append(UInt8(ascii: "{"))
+            if let profile {
+                b.put(#""profile":"#)
+                b.string(profile.rawValue)
+            }
+            if let volume {
+                if profile != nil { b.append(UInt8(ascii: ",")) }
+                b.put(#""volume":"#)
+                b.double(volume)
+            }
+            b.append(UInt8(ascii: "}"))
+        }
     }
 
     static func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int?) -> Line {
-        var p = [JSON.Member("phase", .string(phase.rawValue)), JSON.Member("x", .double(x)), JSON.Member("y", .double(y))]
-        if let touchID { p.append(JSON.Member("touch_id", .int(touchID))) }
-        return ("touch", .object(p))
+        Line("touch") { b in
+            b.put(#"{"phase":"#)
+            b.string(phase.rawValue)
+            b.put(#","x":"#)
+            b.double(x)
+            b.put(#","y":"#)
+            b.double(y)
+            if let touchID {
+                b.put(#","touch_id":"#)
+                b.int(touchID)
+            }
+            b.append(UInt8(ascii: "}"))
+        }
     }
 
     static func highlight(_ tab: String, _ phase: HighlightPhase) -> Line {
-        ("tab.highlight", ["tab": .string(tab), "phase": .string(phase.rawValue)])
+        Line("tab.highlight") { b in
+            b.put(#"{"tab":"#)
+            b.string(tab)
+            b.put(#","phase":"#)
+            b.string(phase.rawValue)
+            b.append(UInt8(ascii: "}"))
+        }
     }
 
-    static func push(hidesBar: Bool) -> Line { ("nav.push", ["hides_bar": .bool(hidesBar)]) }
-    static func pop() -> Line { ("nav.pop", nil) }
-    static func playSound(_ name: String) -> Line { ("sound.play", ["name": .string(name)]) }
-    static func subscribe(_ topics: [String]?) -> Line { ("subscribe", topics.map { ["topics": .array($0.map(JSON.string))] }) }
-    static func unsubscribe() -> Line { ("unsubscribe", nil) }
-    static func advanceClock(ms: Int) -> Line { ("clock.advance", ["ms": .int(ms)]) }
+    static func push(hidesBar: Bool) -> Line {
+        Line("nav.push") { b in
+            b.put(#"{"hides_bar":"#)
+            b.bool(hidesBar)
+            b.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func pop() -> Line { Line("nav.pop") }
+
+    static func playSound(_ name: String) -> Line {
+        Line("sound.play") { b in
+            b.put(#"{"name":"#)
+            b.string(name)
+            b.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func subscribe(_ topics: [String]?) -> Line {
+        guard let topics else { return Line("subscribe") }
+        return Line("subscribe") { b in
+            b.put(#"{"topics":["#)
+            for (i, t) in topics.enumerated() {
+                if i > 0 { b.append(UInt8(ascii: ",")) }
+                b.string(t)
+            }
+            b.put("]}")
+        }
+    }
+
+    static func unsubscribe() -> Line { Line("unsubscribe") }
+
+    static func advanceClock(ms: Int) -> Line {
+        Line("clock.advance") { b in
+            b.put(#"{"ms":"#)
+            b.int(ms)
+            b.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `{"tab": tab}`.
+    private static func tabOnly(_ b: inout ByteBuffer, _ tab: String) {
+        b.put(#"{"tab":"#)
+        b.string(tab)
+        b.append(UInt8(ascii: "}"))
+    }
 }

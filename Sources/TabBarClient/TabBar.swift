@@ -287,8 +287,8 @@ public final class TabBar: Sendable {
 
     // MARK: -
 
-    private func send(_ r: Requests.Line) async throws -> JSON {
-        try await core.request(r.method, r.params)
+    private nonisolated(nonsending) func send(_ r: Requests.Line) async throws -> JSON {
+        try await core.request(r)
     }
 
     static func badgeResult(_ r: JSON) throws -> BadgeResult {
@@ -469,9 +469,19 @@ final class Core: Sendable {
 
     func nextID() -> Int { ids.wrappingAdd(1, ordering: .relaxed).newValue }
 
-    func request(_ method: String, _ params: JSON?) async throws -> JSON {
+    nonisolated(nonsending) func request(_ method: String, _ params: JSON?) async throws -> JSON {
+        try await request { Wire.requestLine(id: $0, method: method, params: params) }
+    }
+
+    /// A typed request (`Requests`), its line written without a `JSON` tree.
+    nonisolated(nonsending) func request(_ r: Requests.Line) async throws -> JSON {
+        try await request { Wire.requestLine(id: $0, r) }
+    }
+
+    /// Sends the line `encode` makes for a new id and waits for its reply's result.
+    nonisolated(nonsending) func request(encoding encode: (Int) -> [UInt8]) async throws -> JSON {
         let id = nextID()
-        let line = Wire.requestLine(id: id, method: method, params: params)
+        let line = encode(id)
         let deadline = timeoutNs == 0 ? 0 : MonotonicClock.nanoseconds() + timeoutNs
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<JSON, any Error>) in
@@ -536,7 +546,7 @@ final class Core: Sendable {
                 s.subscribeAfterReconnect = false
                 do throws(ClientError) {
                     let r = Requests.subscribe(topics)
-                    let line = Wire.requestLine(id: id, method: r.method, params: r.params)
+                    let line = Wire.requestLine(id: id, r)
                     wakeNeeded = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }
                 } catch {
                     failure = error
@@ -595,7 +605,7 @@ final class Core: Sendable {
             s.topics = .none
             s.subscribeID = 0
             let r = Requests.unsubscribe()
-            let line = Wire.requestLine(id: nil, method: r.method, params: r.params)
+            let line = Wire.requestLine(id: nil, r)
             return (try? writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }) ?? false
         }
         if wakeNeeded { wake() }
@@ -607,6 +617,10 @@ final class Core: Sendable {
         var framer = LineFramer(maxLine: Wire.maxLine)
         var buffer = [UInt8](repeating: 0, count: 65536)
         let doc = JSONDocument()  // (one for every line read: parsed in place, then routed)
+        // (Reused from turn to turn: a round trip allocates none of these.)
+        var batch: [Incoming] = []
+        var routes: [Route] = []
+        var fds = [pollfd(fd: -1, events: 0, revents: 0), pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
         var delay = UInt64(Core.milliseconds(options.minDelay))
         var nextCheck: UInt64 = 0
         var first = state.withLock { s in
@@ -619,10 +633,10 @@ final class Core: Sendable {
         while true {
             executor.runQueued()
             if !first.isEmpty {
-                var batch: [Incoming] = []
+                batch.removeAll(keepingCapacity: true)
                 let keep = keepText.load(ordering: .relaxed)
                 first.withUnsafeBufferPointer { b in framer.feed(b) { parse($0, doc, keepText: keep, into: &batch) } }
-                route(batch)
+                route(batch, &routes)
                 first = []
             }
             let now = MonotonicClock.nanoseconds()
@@ -653,7 +667,7 @@ final class Core: Sendable {
                     s.subscribeAfterReconnect = true
                     s.streamReady = false
                     let r = Requests.subscribe(topics)
-                    let line = Wire.requestLine(id: id, method: r.method, params: r.params)
+                    let line = Wire.requestLine(id: id, r)
                     return (try? writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }) ?? false
                 }
                 _ = wakeNeeded  // (the loop polls for output next anyway)
@@ -675,8 +689,8 @@ final class Core: Sendable {
                 }
                 if !sleeping { continue }
             }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN) | (wantOut ? Int16(POLLOUT) : 0), revents: 0),
-                       pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+            fds[0] = pollfd(fd: fd, events: Int16(POLLIN) | (wantOut ? Int16(POLLOUT) : 0), revents: 0)
+            fds[1].revents = 0
             let n = executor.poll(&fds, timeoutMs: timeout)
             if timeout < 0 { state.withLock { $0.readerSleeping = false } }
             if n <= 0 { continue }
@@ -694,18 +708,18 @@ final class Core: Sendable {
                     continue
                 }
                 guard case .done(let got) = r else { continue }
-                var batch: [Incoming] = []
+                batch.removeAll(keepingCapacity: true)
                 let keep = keepText.load(ordering: .relaxed)
                 if got == 0 {
                     framer.finish { parse($0, doc, keepText: keep, into: &batch) }
-                    route(batch)
+                    route(batch, &routes)
                     lose(.closed)
                     continue
                 }
                 buffer.withUnsafeBufferPointer { b in
                     framer.feed(UnsafeBufferPointer(rebasing: b[0..<got])) { parse($0, doc, keepText: keep, into: &batch) }
                 }
-                route(batch)
+                route(batch, &routes)
             }
         }
         // Closed (or lost for good): nobody waits any more.
@@ -867,12 +881,12 @@ final class Core: Sendable {
     }
 
     /// Hands the messages of one read to their callers and the streams: one lock for all of
-    /// them, then each resumed or yielded in order, outside it.
-    private func route(_ batch: [Incoming]) {
+    /// them, then each resumed or yielded in order, outside it. `routes`: the reader's
+    /// reused scratch array (left empty).
+    private func route(_ batch: [Incoming], _ routes: inout [Route]) {
         guard !batch.isEmpty else { return }
-        let routes: [Route] = state.withLock { s in
-            var routes: [Route] = []
-            routes.reserveCapacity(batch.count)
+        routes.removeAll(keepingCapacity: true)
+        state.withLock { s in
             for m in batch {
                 if let method = m.method {
                     guard method != "hello" else { continue }
@@ -897,8 +911,8 @@ final class Core: Sendable {
                 // line the daemon could not read).
                 if let c = s.raw, let r = m.received { routes.append(.raw(c, r)) }
             }
-            return routes
         }
+        defer { routes.removeAll(keepingCapacity: true) }
         for r in routes {
             switch r {
             case .reply(let w, let m):

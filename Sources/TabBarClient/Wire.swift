@@ -50,6 +50,25 @@ enum Wire {
         ByteBuffer.collect { $0.request(id: id, method: method, params: params) }
     }
 
+    /// A typed request's line (`Requests`), written as `ByteBuffer.request` writes one.
+    static func requestLine(id: Int?, _ r: Requests.Line) -> [UInt8] {
+        ByteBuffer.collect { b in
+            b.put(#"{"jsonrpc":"2.0","#)
+            if let id {
+                b.put(#""id":"#)
+                b.int(id)
+                b.append(UInt8(ascii: ","))
+            }
+            b.put(#""method":"#)
+            b.string(r.method)
+            if let write = r.write {
+                b.put(#","params":"#)
+                write(&b)
+            }
+            b.put("}\n")
+        }
+    }
+
     /// The first 120 characters of `text`, for an error message.
     static func excerpt(_ text: String) -> String {
         text.count > 120 ? String(text.prefix(120)) + "…" : text

@@ -157,7 +157,7 @@ extension ByteBuffer {
     }
 
     /// The decimal digits of `v`.
-    @inline(__always) mutating func uint(_ v: UInt64) {
+    @inline(__always) public mutating func uint(_ v: UInt64) {
         reserve(20)
         uncheckedUInt(v)
     }
@@ -210,13 +210,13 @@ extension ByteBuffer {
         count &+= 8 &- zeros &>> 3
     }
 
-    @inline(__always) mutating func int(_ v: Int) {
+    @inline(__always) public mutating func int(_ v: Int) {
         if v < 0 { append(UInt8(ascii: "-")) }
         uint(UInt64(v.magnitude))
     }
 
     /// `s` as a quoted JSON string.
-    mutating func string(_ s: String) {
+    public mutating func string(_ s: String) {
         if s.utf8.withContiguousStorageIfAvailable({ quoted($0) }) == nil {
             var copy = s
             copy.withUTF8 { quoted($0) }
@@ -320,10 +320,10 @@ extension ByteBuffer {
     @inline(__always) mutating func optional(_ s: String?) {
         if let s { string(s) } else { put("null") }
     }
-    @inline(__always) mutating func bool(_ b: Bool) { if b { put("true") } else { put("false") } }
+    @inline(__always) public mutating func bool(_ b: Bool) { if b { put("true") } else { put("false") } }
     @inline(__always) mutating func source(_ s: Source) { if s == .user { put(#""user""#) } else { put(#""program""#) } }
     /// As `JSON.double` writes it.
-    mutating func double(_ v: Double) { json(JSON.double(v)) }
+    public mutating func double(_ v: Double) { json(JSON.double(v)) }
     /// A JSON-RPC request line, its newline included (the clients' requests; no `id`: a
     /// notification).
     public mutating func request(id: Int?, method: String, params: JSON?) {

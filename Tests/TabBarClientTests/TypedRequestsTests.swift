@@ -35,6 +35,32 @@ import Testing
         #expect(try decoded(Requests.advanceClock(ms: 500)) == .server(.clockAdvance(ms: 500)))
     }
 
+    /// The typed requests write their lines themselves (no `JSON` tree): byte for byte the
+    /// line the raw encoder makes of the same params.
+    @Test func typedLinesAreTheRawEncodersBytes() throws {
+        let lines: [Requests.Line] = [
+            Requests.ping(), Requests.select(.id("a\"b\n\u{1}é"), ifSeq: nil, source: .user),
+            Requests.select(.index(2), ifSeq: 7, source: .program), Requests.select(.index(-1), ifSeq: .max, source: .user),
+            Requests.trigger("cam", source: .program), Requests.trigger("cam", source: .user), Requests.finishAction("cam"),
+            Requests.setBadge(.count(120), on: "chat", hidden: nil), Requests.setBadge(.text("new"), on: "me", hidden: true),
+            Requests.setBadge(.dot, on: "me", hidden: false), Requests.setBadge(nil, on: "me", hidden: nil),
+            Requests.hideBadge(true, on: "me"), Requests.clearBadge(on: "me"),
+            Requests.setFeedback(profile: .quiet, volume: 0.5), Requests.setFeedback(profile: nil, volume: 1),
+            Requests.setFeedback(profile: .full, volume: nil), Requests.setFeedback(profile: nil, volume: nil),
+            Requests.touch(.up, x: 260.5, y: 20, touchID: 9), Requests.touch(.down, x: 1e-7, y: 1e300, touchID: nil),
+            Requests.highlight("chat", .begin), Requests.push(hidesBar: true), Requests.pop(), Requests.playSound("click"),
+            Requests.subscribe(["tab", "badge.changed"]), Requests.subscribe([]), Requests.subscribe(nil),
+            Requests.unsubscribe(), Requests.advanceClock(ms: 500),
+            Requests.configure(["items": [["id": "home", "title": "Home"]], "selected": "home"]),
+        ]
+        for r in lines {
+            let typed = String(decoding: Wire.requestLine(id: 4, r), as: UTF8.self)
+            let raw = String(decoding: Wire.requestLine(id: 4, method: r.method, params: r.params), as: UTF8.self)
+            #expect(typed == raw)
+            #expect(Wire.requestLine(id: nil, r) == Wire.requestLine(id: nil, method: r.method, params: r.params))
+        }
+    }
+
     /// Every event the daemon declares (`Topics.declared`) has a typed case: decoding it with
     /// no params is refused (its members are checked) instead of passing as `.other`.
     @Test func everyDeclaredEventIsTyped() throws {
