@@ -296,6 +296,21 @@ enum Decode {
         return v
     }
 
+    /// `seq` of a parsed line's value, read in place (what does not read throws as from the tree).
+    static func seq(_ v: JSONValue, _ key: String) throws(ClientError) -> UInt64 {
+        if let m = v[key] {
+            if let i = m.intValue, i >= 0 { return UInt64(i) }
+            if let t = m.numberText, let n = UInt64(t) { return n }
+        }
+        return try seq(v.json, key)
+    }
+
+    /// `string` of a parsed line's value, read in place.
+    static func string(_ v: JSONValue, _ key: String) throws(ClientError) -> String {
+        if let s = v[key]?.stringValue { return s }
+        return try string(v.json, key)
+    }
+
     static func int(_ j: JSON, _ key: String) throws(ClientError) -> Int {
         guard let v = j[key]?.intValue else { throw missing(j, key, "a whole number") }
         return v

@@ -129,21 +129,22 @@ public final class TabBar: Sendable {
     /// `source: .program` selects without a click.
     @discardableResult
     public func select(_ tab: TabRef, ifSeq: UInt64? = nil, source: Source = .user) async throws -> Selection {
-        let r = try await send(Requests.select(tab, ifSeq: ifSeq, source: source))
-        return Selection(seq: try Decode.seq(r, "seq"), selected: try Decode.string(r, "selected"),
-                         previous: r["previous"]?.stringValue, reselected: r["reselected"]?.boolValue ?? false)
+        try await send(Requests.select(tab, ifSeq: ifSeq, source: source)) { r throws(ClientError) in
+            Selection(seq: try Decode.seq(r, "seq"), selected: try Decode.string(r, "selected"),
+                      previous: r["previous"]?.stringValue, reselected: r["reselected"]?.boolValue ?? false)
+        }
     }
 
     /// `action.trigger`: a center or action item becomes the active action. Returns the `seq`.
     @discardableResult
     public func trigger(_ tab: String, source: Source = .user) async throws -> UInt64 {
-        try Decode.seq(try await send(Requests.trigger(tab, source: source)), "seq")
+        try await send(Requests.trigger(tab, source: source)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `action.finish`: the item's action ended. Returns the `seq`.
     @discardableResult
     public func finishAction(_ tab: String) async throws -> UInt64 {
-        try Decode.seq(try await send(Requests.finishAction(tab)), "seq")
+        try await send(Requests.finishAction(tab)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `badge.set`: `.count(120)` (shown as `99+`), `.text("new")`, `.dot`, or nil to
@@ -162,7 +163,7 @@ public final class TabBar: Sendable {
     /// `badge.clear`: removes an item's badge. Returns the `seq`.
     @discardableResult
     public func clearBadge(on tab: String) async throws -> UInt64 {
-        try Decode.seq(try await send(Requests.clearBadge(on: tab)), "seq")
+        try await send(Requests.clearBadge(on: tab)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `feedback.set`: the profile (`full`, `quiet`, `silent`), the clicks' volume (0…1), or both.
@@ -177,29 +178,30 @@ public final class TabBar: Sendable {
     /// finger's sequence so a replayed one is ignored.
     @discardableResult
     public func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int? = nil) async throws -> TouchResult {
-        let r = try await send(Requests.touch(phase, x: x, y: y, touchID: touchID))
-        return TouchResult(seq: try Decode.seq(r, "seq"), target: r["target"]?.stringValue,
-                           consumed: r["consumed"]?.boolValue ?? false,
-                           commit: r["commit"]?.stringValue.flatMap(Commit.init(rawValue:)),
-                           ignored: r["ignored"]?.boolValue ?? false)
+        try await send(Requests.touch(phase, x: x, y: y, touchID: touchID)) { r throws(ClientError) in
+            TouchResult(seq: try Decode.seq(r, "seq"), target: r["target"]?.stringValue,
+                        consumed: r["consumed"]?.boolValue ?? false,
+                        commit: r["commit"]?.stringValue.flatMap(Commit.init(rawValue:)),
+                        ignored: r["ignored"]?.boolValue ?? false)
+        }
     }
 
     /// `tab.highlight`: a press the front end tracks itself began, ended or was cancelled. Returns the `seq`.
     @discardableResult
     public func highlight(_ tab: String, _ phase: HighlightPhase) async throws -> UInt64 {
-        try Decode.seq(try await send(Requests.highlight(tab, phase)), "seq")
+        try await send(Requests.highlight(tab, phase)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `nav.push`: a screen was pushed; `hidesBar`: whether it hides the bar. Returns the `seq`.
     @discardableResult
     public func push(hidesBar: Bool) async throws -> UInt64 {
-        try Decode.seq(try await send(Requests.push(hidesBar: hidesBar)), "seq")
+        try await send(Requests.push(hidesBar: hidesBar)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `nav.pop`: the top screen was popped. Returns the `seq`.
     @discardableResult
     public func pop() async throws -> UInt64 {
-        try Decode.seq(try await send(Requests.pop()), "seq")
+        try await send(Requests.pop()) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `sound.play`: plays a loaded sound by name; returns its voice (`sound.played` names it).
@@ -288,12 +290,57 @@ public final class TabBar: Sendable {
     // MARK: -
 
     private nonisolated(nonsending) func send(_ r: Requests.Line) async throws -> JSON {
-        try await core.request(r)
+        try await core.request(r) { $0.json }
+    }
+
+    /// `r`'s result as `decode` reads it from the parsed line (no `JSON` tree built).
+    private nonisolated(nonsending) func send<R>(_ r: Requests.Line, _ decode: @escaping (JSONValue) throws -> R) async throws -> R {
+        try await core.request(r, decode: decode)
     }
 
     static func badgeResult(_ r: JSON) throws -> BadgeResult {
         BadgeResult(seq: try Decode.seq(r, "seq"), badge: try Decode.badge(r["badge"]), ignored: r["ignored"]?.boolValue ?? false)
     }
+}
+
+/// A request's caller, waiting for its reply (`Core.Waiter`).
+class PendingReply: @unchecked Sendable {
+    /// Resumes the caller with the result, read in place (on the reader thread).
+    func reply(_ result: JSONValue) {}
+    /// Resumes the caller with `error`.
+    func fail(_ error: any Error) {}
+
+    /// `reply` from a tree (read again into a document of its own).
+    final func reply(tree: JSON) {
+        let doc = JSONDocument()
+        do throws(JSONParseError) { try doc.parse(Array(tree.text.utf8)) } catch {
+            fail(ClientError.protocolViolation("a result that is not JSON"))
+            return
+        }
+        withExtendedLifetime(doc) { reply(doc.root) }
+    }
+}
+
+/// A caller that wants an `R`, read from the result by `decode`.
+final class Pending<R>: PendingReply, @unchecked Sendable {
+    let continuation: UnsafeContinuation<R, any Error>
+    let decode: (JSONValue) throws -> R
+
+    init(_ continuation: UnsafeContinuation<R, any Error>, _ decode: @escaping (JSONValue) throws -> R) {
+        self.continuation = continuation
+        self.decode = decode
+    }
+
+    override func reply(_ result: JSONValue) {
+        let value: R
+        do { value = try decode(result) } catch {
+            continuation.resume(throwing: error)
+            return
+        }
+        continuation.resume(returning: value)
+    }
+
+    override func fail(_ error: any Error) { continuation.resume(throwing: error) }
 }
 
 /// The connection's state, shared by the tasks that send and the thread that reads.
@@ -302,7 +349,7 @@ final class Core: Sendable {
     typealias Messages = AsyncThrowingStream<ReceivedMessage, any Error>
 
     struct Waiter {
-        let continuation: UnsafeContinuation<JSON, any Error>
+        let pending: PendingReply
         /// Monotonic nanoseconds after which it throws `.timeout` (0: never).
         let deadline: UInt64
     }
@@ -470,25 +517,27 @@ final class Core: Sendable {
     func nextID() -> Int { ids.wrappingAdd(1, ordering: .relaxed).newValue }
 
     nonisolated(nonsending) func request(_ method: String, _ params: JSON?) async throws -> JSON {
-        try await request { Wire.requestLine(id: $0, method: method, params: params) }
+        try await request(encoding: { Wire.requestLine(id: $0, method: method, params: params) }, decode: { $0.json })
     }
 
-    /// A typed request (`Requests`), its line written without a `JSON` tree.
-    nonisolated(nonsending) func request(_ r: Requests.Line) async throws -> JSON {
-        try await request { Wire.requestLine(id: $0, r) }
+    /// A typed request (`Requests`), its line written without a `JSON` tree; its result
+    /// `decode`d in place, on the reader thread, from the parsed line (no tree either).
+    nonisolated(nonsending) func request<R>(_ r: Requests.Line, decode: @escaping (JSONValue) throws -> R) async throws -> R {
+        try await request(encoding: { Wire.requestLine(id: $0, r) }, decode: decode)
     }
 
-    /// Sends the line `encode` makes for a new id and waits for its reply's result.
-    nonisolated(nonsending) func request(encoding encode: (Int) -> [UInt8]) async throws -> JSON {
+    /// Sends the line `encode` makes for a new id and waits for its reply's result, as
+    /// `decode` reads it.
+    nonisolated(nonsending) func request<R>(encoding encode: (Int) -> [UInt8], decode: @escaping (JSONValue) throws -> R) async throws -> R {
         let id = nextID()
         let line = encode(id)
         let deadline = timeoutNs == 0 ? 0 : MonotonicClock.nanoseconds() + timeoutNs
         return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<JSON, any Error>) in
+            try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<R, any Error>) in
                 let registered: (failure: (any Error)?, wake: Bool) = state.withLock { s in
                     if s.cancelled.remove(id) != nil { return (CancellationError(), false) }
                     if s.fd < 0 || s.closed { return (s.lost ?? .closed, false) }
-                    s.waiters[id] = Waiter(continuation: c, deadline: deadline)
+                    s.waiters[id] = Waiter(pending: Pending(c, decode), deadline: deadline)
                     if s.readerSleeping && deadline != 0 {
                         s.readerSleeping = false
                         return (nil, true)
@@ -505,7 +554,7 @@ final class Core: Sendable {
                     if leftOver || registered.wake { wake() }
                 } catch {
                     // (Unless the reader has failed it already, for the same loss.)
-                    if let w = state.withLock({ $0.waiters.removeValue(forKey: id) }) { w.continuation.resume(throwing: error) }
+                    if let w = state.withLock({ $0.waiters.removeValue(forKey: id) }) { w.pending.fail(error) }
                 }
             }
         } onCancel: {
@@ -518,7 +567,7 @@ final class Core: Sendable {
                 if s.cancelled.count > 1024 { s.cancelled.removeAll() }
                 return nil
             }
-            w?.continuation.resume(throwing: CancellationError())
+            w?.pending.fail(CancellationError())
         }
     }
 
@@ -635,7 +684,7 @@ final class Core: Sendable {
             if !first.isEmpty {
                 batch.removeAll(keepingCapacity: true)
                 let keep = keepText.load(ordering: .relaxed)
-                first.withUnsafeBufferPointer { b in framer.feed(b) { parse($0, doc, keepText: keep, into: &batch) } }
+                first.withUnsafeBufferPointer { b in framer.feed(b) { parse($0, doc, keepText: keep, into: &batch, &routes) } }
                 route(batch, &routes)
                 first = []
             }
@@ -711,13 +760,13 @@ final class Core: Sendable {
                 batch.removeAll(keepingCapacity: true)
                 let keep = keepText.load(ordering: .relaxed)
                 if got == 0 {
-                    framer.finish { parse($0, doc, keepText: keep, into: &batch) }
+                    framer.finish { parse($0, doc, keepText: keep, into: &batch, &routes) }
                     route(batch, &routes)
                     lose(.closed)
                     continue
                 }
                 buffer.withUnsafeBufferPointer { b in
-                    framer.feed(UnsafeBufferPointer(rebasing: b[0..<got])) { parse($0, doc, keepText: keep, into: &batch) }
+                    framer.feed(UnsafeBufferPointer(rebasing: b[0..<got])) { parse($0, doc, keepText: keep, into: &batch, &routes) }
                 }
                 route(batch, &routes)
             }
@@ -775,7 +824,7 @@ final class Core: Sendable {
             }
             return due
         }
-        for w in due { w.continuation.resume(throwing: ClientError.timeout) }
+        for w in due { w.pending.fail(ClientError.timeout) }
     }
 
     /// The connection is gone: every request in flight fails with `reason`; without
@@ -808,7 +857,7 @@ final class Core: Sendable {
         if let raw {
             if case .closed = reason, state.withLock({ $0.closed }) { raw.finish() } else { raw.finish(throwing: reason) }
         }
-        for w in waiters { w.continuation.resume(throwing: reason) }
+        for w in waiters { w.pending.fail(reason) }
         if let stream {
             if case .closed = reason, state.withLock({ $0.closed }) { stream.finish() } else { stream.finish(throwing: reason) }
         }
@@ -840,7 +889,7 @@ final class Core: Sendable {
 
     /// Parses one line into `batch` with the reader's `doc` (a line that is not JSON loses
     /// the connection). `keepText`: the line's text is kept too (`messages()` wants it).
-    private func parse(_ line: LineFramer.Line, _ doc: JSONDocument, keepText: Bool, into batch: inout [Incoming]) {
+    private func parse(_ line: LineFramer.Line, _ doc: JSONDocument, keepText: Bool, into batch: inout [Incoming], _ routes: inout [Route]) {
         guard case .line(let bytes) = line else {
             lose(.protocolViolation("a line longer than \(Wire.maxLine) bytes"))
             return
@@ -850,8 +899,22 @@ final class Core: Sendable {
             return
         }
         var m = Incoming()
+        var answered = false
         withExtendedLifetime(doc) {
             let root = doc.root
+            // A result its request waits for: decoded in place, no tree built (what came
+            // before it in this read is handed out first, in order).
+            if root.kind == .object, root["method"] == nil, let id = root["id"]?.intValue, let r = root["result"] {
+                if !batch.isEmpty {
+                    route(batch, &routes)
+                    batch.removeAll(keepingCapacity: true)
+                }
+                if let w = state.withLock({ $0.waiters.removeValue(forKey: id) }) {
+                    w.pending.reply(r)
+                    answered = true
+                    return
+                }
+            }
             if keepText { m.whole = root.json }
             guard root.kind == .object else { return }
             if let method = root["method"]?.stringValue {
@@ -869,6 +932,7 @@ final class Core: Sendable {
                 }
             }
         }
+        if answered { return }
         if keepText || m.malformed { m.text = String(decoding: bytes, as: UTF8.self) }
         batch.append(m)
     }
@@ -917,11 +981,11 @@ final class Core: Sendable {
             switch r {
             case .reply(let w, let m):
                 if m.malformed {
-                    w.continuation.resume(throwing: ClientError.protocolViolation("a reply with neither result nor error: \(Wire.excerpt(m.text ?? ""))"))
+                    w.pending.fail(ClientError.protocolViolation("a reply with neither result nor error: \(Wire.excerpt(m.text ?? ""))"))
                 } else if m.isError {
-                    w.continuation.resume(throwing: ClientError.fromReply(m.body))
+                    w.pending.fail(ClientError.fromReply(m.body))
                 } else {
-                    w.continuation.resume(returning: m.body)
+                    w.pending.reply(tree: m.body)  // (not reached: `parse` hands a result to its waiter itself)
                 }
             case .event(let c, let method, let params):
                 c.yield((try? TabBarEvent(name: method, params: params)) ?? .other(name: method, params: params))
