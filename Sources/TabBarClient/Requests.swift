@@ -37,11 +37,7 @@ enum Requests {
                 b.put(#","if_seq":"#)
                 b.uint(ifSeq)
             }
-            if source != .user {
-                b.put(#","source":"#)
-                b.string(source.rawValue)
-            }
-            b.append(UInt8(ascii: "}"))
+            closeWithSource(&b, source)
         }
     }
 
@@ -49,11 +45,7 @@ enum Requests {
         Line("action.trigger") { b in
             b.put(#"{"tab":"#)
             b.string(tab)
-            if source != .user {
-                b.put(#","source":"#)
-                b.string(source.rawValue)
-            }
-            b.append(UInt8(ascii: "}"))
+            closeWithSource(&b, source)
         }
     }
 
@@ -177,6 +169,15 @@ enum Requests {
     }
 
     /// `{"tab": tab}`.
+    /// `,"source":…` unless it is the default (`user`), then the params' closing brace.
+    private static func closeWithSource(_ b: inout ByteBuffer, _ source: Source) {
+        if source != .user {
+            b.put(#","source":"#)
+            b.string(source.rawValue)
+        }
+        b.append(UInt8(ascii: "}"))
+    }
+
     private static func tabOnly(_ b: inout ByteBuffer, _ tab: String) {
         b.put(#"{"tab":"#)
         b.string(tab)
