@@ -304,24 +304,17 @@ public final class TabBar: Sendable {
 }
 
 /// A request's caller, waiting for its reply (`Core.Waiter`).
+/// @unchecked Sendable: immutable once made, and used by the one thread that took it out of
+/// `waiters` under the state's lock (so `decode` runs once, on that thread).
 class PendingReply: @unchecked Sendable {
     /// Resumes the caller with the result, read in place (on the reader thread).
     func reply(_ result: JSONValue) {}
     /// Resumes the caller with `error`.
     func fail(_ error: any Error) {}
 
-    /// `reply` from a tree (read again into a document of its own).
-    final func reply(tree: JSON) {
-        let doc = JSONDocument()
-        do throws(JSONParseError) { try doc.parse(Array(tree.text.utf8)) } catch {
-            fail(ClientError.protocolViolation("a result that is not JSON"))
-            return
-        }
-        withExtendedLifetime(doc) { reply(doc.root) }
-    }
 }
 
-/// A caller that wants an `R`, read from the result by `decode`.
+/// A caller that wants an `R`, read from the result by `decode` (@unchecked Sendable: as `PendingReply`).
 final class Pending<R>: PendingReply, @unchecked Sendable {
     let continuation: UnsafeContinuation<R, any Error>
     let decode: (JSONValue) throws -> R
@@ -959,7 +952,8 @@ final class Core: Sendable {
                     continue
                 }
                 if let id = m.id {
-                    if let w = s.waiters.removeValue(forKey: id) {
+                    // (A result its request waits for never comes here: `parse` hands it over.)
+                    if m.isError || m.malformed, let w = s.waiters.removeValue(forKey: id) {
                         routes.append(.reply(w, m))
                         continue
                     }
@@ -982,10 +976,8 @@ final class Core: Sendable {
             case .reply(let w, let m):
                 if m.malformed {
                     w.pending.fail(ClientError.protocolViolation("a reply with neither result nor error: \(Wire.excerpt(m.text ?? ""))"))
-                } else if m.isError {
-                    w.pending.fail(ClientError.fromReply(m.body))
                 } else {
-                    w.pending.reply(tree: m.body)  // (not reached: `parse` hands a result to its waiter itself)
+                    w.pending.fail(ClientError.fromReply(m.body))
                 }
             case .event(let c, let method, let params):
                 c.yield((try? TabBarEvent(name: method, params: params)) ?? .other(name: method, params: params))
