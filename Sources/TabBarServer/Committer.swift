@@ -2,13 +2,13 @@ import TabBarCore
 
 /// The commit stage: the one place state changes.
 ///
-/// `submit` runs a state command through the reducer and stages what it made, as the bytes
-/// each will be: its journal line (in the store), its events' lines and its reply's line, in
-/// order, and its effects. `commit` writes every change staged since the last commit to the
+/// `submit` runs a state command through the reducer and stages what it made, in order: its
+/// journal line (in the store), its events' lines (encoded once, for every subscriber), its
+/// reply, and its effects. `commit` writes every change staged since the last commit to the
 /// journal with one write (group commit: one write per loop turn, whatever the number of
-/// clients) and hands each staged line on to be delivered. Nothing staged leaves the process
-/// before that write succeeds; if it fails, the state is restored, the events are dropped,
-/// and each reply that rests on the refused changes becomes `storage_failed`.
+/// clients) and hands each staged event and reply on to be delivered. Nothing staged leaves
+/// the process before that write succeeds; if it fails, the state is restored, the events are
+/// dropped, and each reply that rests on the refused changes becomes `storage_failed`.
 final class Committer {
     /// Where a request's answer goes: its connection, its id, and when its line was read
     /// (`stats.get`'s latency ends when the reply is queued).
@@ -18,12 +18,12 @@ final class Committer {
         let readNs: UInt64
     }
 
-    /// A staged line to deliver, in the order it was made.
+    /// What to deliver, in the order it was made.
     enum Delivery {
         /// An event's line for the subscribers of its method, `name`.
         case event(name: StaticString, line: UnsafeBufferPointer<UInt8>)
-        /// A reply's line; `failed`: it is an error.
-        case reply(ReplyTo, line: UnsafeBufferPointer<UInt8>, failed: Bool)
+        /// A request's answer.
+        case reply(ReplyTo, Result<Reply, RPCError>)
     }
 
     /// What a commit did: the effects to run, how many changes it held, and why the journal
@@ -41,23 +41,13 @@ final class Committer {
     private var unheardStaged = 0
     private let stats: ServerStats
 
-    /// A staged line: where it is in `lines`, and what it is.
-    private struct Staged {
-        enum Kind {
-            /// An event's line, for the subscribers of its method.
-            case event(StaticString)
-            case reply(StagedReply)
-        }
-        let kind: Kind
-        let range: Range<Int>
-    }
-
-    /// A staged reply: where it goes, whether it is an error, and whether it rests on the
-    /// state (a command's answer, not a refusal of its line).
-    private struct StagedReply {
-        let to: ReplyTo
-        let failed: Bool
-        let fromState: Bool
+    /// Something staged, in the order it was made.
+    private enum Staged {
+        /// An event's line (where it is in `lines`), for the subscribers of its method.
+        case event(StaticString, Range<Int>)
+        /// A reply; `fromState`: it rests on the state (a command's answer, not a refusal of
+        /// its line), so a refused group turns it into `storage_failed`.
+        case reply(ReplyTo, Result<Reply, RPCError>, fromState: Bool)
     }
 
     private(set) var reducer: Reducer
@@ -93,53 +83,42 @@ final class Committer {
         if !changeStaged { stateBefore = reducer.state }
         let seqBefore = reducer.state.seq
         reducer.reduce(command, at: nowMs, into: &outcome)
-        if reducer.state.seq != seqBefore {
-            stageChange(journal: outcome.journal, events: outcome.events, method: method, params: params)
-        }
-        if !outcome.effects.isEmpty { effects += outcome.effects }
-        if let reply { stage(outcome.reply, to: reply, fromState: true) }
-        if case .failure = outcome.reply { return false }
-        return true
-    }
-
-    /// Stages a change: its journal line, and its events' lines while anyone listens.
-    private func stageChange(journal: JournalEntry?, events: [BarEvent], method: String, params: JSONValue?) {
-        if !changeStaged {
-            changeStaged = true
-            firstChangeAt = staged.count
-        }
-        changes += 1
         let seq = reducer.state.seq
-        store.stage(seq: seq) { line in
-            if let journal {
-                Persistence.journalLine(seq: seq, journal, into: &line)
+        if seq != seqBefore {
+            // A change: its journal line, and its events' lines while anyone listens.
+            if !changeStaged {
+                changeStaged = true
+                firstChangeAt = staged.count
+            }
+            changes += 1
+            let journal = outcome.journal
+            store.stage(seq: seq) { line in
+                if let journal {
+                    Persistence.journalLine(seq: seq, journal, into: &line)
+                } else {
+                    Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
+                }
+            }
+            if eventsWanted {
+                for event in outcome.events {
+                    let start = lines.count
+                    event.write(into: &lines)
+                    staged.append(.event(event.name, start..<lines.count))
+                }
             } else {
-                Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
+                unheardStaged += outcome.events.count
             }
         }
-        guard eventsWanted else {
-            unheardStaged += events.count
-            return
-        }
-        for event in events {
-            let start = lines.count
-            event.write(into: &lines)
-            staged.append(Staged(kind: .event(event.name), range: start..<lines.count))
-        }
+        if !outcome.effects.isEmpty { effects += outcome.effects }
+        if let reply { staged.append(.reply(reply, outcome.reply, fromState: true)) }
+        if case .failure = outcome.reply { return false }
+        return true
     }
 
     /// Stages a reply that rests on nothing staged (a refusal of the line itself), so that it
     /// leaves in order after what its connection sent before.
     func stage(reply result: Result<Reply, RPCError>, to: ReplyTo) {
-        stage(result, to: to, fromState: false)
-    }
-
-    private func stage(_ result: Result<Reply, RPCError>, to: ReplyTo, fromState: Bool) {
-        let start = lines.count
-        Wire.reply(id: to.id, result, into: &lines)
-        var failed = false
-        if case .failure = result { failed = true }
-        staged.append(Staged(kind: .reply(StagedReply(to: to, failed: failed, fromState: fromState)), range: start..<lines.count))
+        staged.append(.reply(to, result, fromState: false))
     }
 
     /// Writes the staged changes with one journal write and hands every staged line to
@@ -169,17 +148,14 @@ final class Committer {
         }
         let failure = result.refusedBecause.map { RPCError.storageFailed($0, advice: store.advice) }
         for (k, item) in staged.enumerated() {
-            let line = UnsafeBufferPointer(rebasing: lines.bytes[item.range])
-            switch item.kind {
-            case .event(let name):
-                if failure == nil { deliver(.event(name: name, line: line)) }
-            case .reply(let reply):
-                if let failure, reply.fromState && k >= firstChangeAt {
-                    var error: [UInt8] = []
-                    Wire.error(id: reply.to.id, failure, into: &error)
-                    error.withUnsafeBufferPointer { deliver(.reply(reply.to, line: $0, failed: true)) }
+            switch item {
+            case let .event(name, range):
+                if failure == nil { deliver(.event(name: name, line: UnsafeBufferPointer(rebasing: lines.bytes[range]))) }
+            case let .reply(to, answer, fromState):
+                if let failure, fromState && k >= firstChangeAt {
+                    deliver(.reply(to, .failure(failure)))
                 } else {
-                    deliver(.reply(reply.to, line: line, failed: reply.failed))
+                    deliver(.reply(to, answer))
                 }
             }
         }

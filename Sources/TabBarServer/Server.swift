@@ -216,7 +216,7 @@ public final class Server: TransportDelegate {
         let done = committer.commit { delivery in
             switch delivery {
             case let .event(name, line): transport.publish(name, line: line)
-            case let .reply(to, line, failed): transport.queueReply(line, failed: failed, to: to.connection, readNs: to.readNs, now: now)
+            case let .reply(to, result): transport.queueReply(to: to.connection, id: to.id, result, readNs: to.readNs, now: now)
             }
         }
         transport.publishingGroup = false

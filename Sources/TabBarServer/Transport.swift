@@ -186,15 +186,6 @@ final class Transport {
         markDirty(c)
     }
 
-    /// Queues a reply already encoded (a committed group's).
-    func queueReply(_ line: UnsafeBufferPointer<UInt8>, failed: Bool, to c: Connection, readNs: UInt64, now: UInt64) {
-        if failed { stats.errors += 1 }
-        guard !c.closed else { return }
-        c.queueReply(line: line)
-        stats.handling.record(now &- readNs)
-        markDirty(c)
-    }
-
     /// Encodes an event once and queues it for every subscriber that wants it.
     func publish<E: EventLine>(_ event: E) {
         stats.events += 1
@@ -450,20 +441,6 @@ final class Connection {
     func queueReply(id: RequestID, _ result: consuming Result<Reply, RPCError>) {
         let start = out.count
         Wire.reply(id: id, result, into: &out)
-        replies.append(start..<out.count)
-    }
-
-    /// Queues a reply line already encoded.
-    func queueReply(line: UnsafeBufferPointer<UInt8>) {
-        let start = out.count
-        out.append(line)
-        replies.append(start..<out.count)
-    }
-
-    /// `queueReply` of a result.
-    func queueReply(id: RequestID, _ reply: consuming Reply) {
-        let start = out.count
-        Wire.reply(id: id, reply, into: &out)
         replies.append(start..<out.count)
     }
 

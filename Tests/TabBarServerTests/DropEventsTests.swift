@@ -14,7 +14,7 @@ import TabBarCore
         let event = Array(#"{"jsonrpc":"2.0","method":"tab.selected","params":{"seq":1}}"#.utf8) + [0x0A]
         c.out.append(event)
         for k in 0..<50 {
-            c.queueReply(id: .int(k), .empty)
+            c.queueReply(id: .int(k), .success(.empty))
             c.out.append(event)
         }
         c.sent = 10  // (the first event is partly written)
