@@ -117,7 +117,7 @@ extension AudioRenderer {
         let endsBuf = ends
         mixer.render(into: mixBuffer, frames: frames, master: masterGain) { v in
             if let s = v.sound {
-                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id, v.startFrame); nEnds += 1 } else { s.release() }
+                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id, v.failed ? AudioRenderer.reportedStart : v.startFrame); nEnds += 1 } else { s.release() }
             }
         }
         for i in 0..<nStarts {

@@ -54,10 +54,11 @@ final class AudioRenderer {
     var mixBuffer: UnsafeMutablePointer<Float>
     var mixCapacity = 1
     var starts: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, UInt64)>
-    /// Voices that ended in the chunk being written: (sound, voice, stream frame of its first frame).
+    /// Voices that ended in the chunk being written: (sound, voice, stream frame of its first
+    /// frame, or `reportedStart` when it was already reported failed).
     var ends: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64)>
     /// Voices fully written but maybe not yet played: (sound, voice, stream frame after the
-    /// chunk that held its last frame, stream frame of its first frame). Released once played;
+    /// chunk that held its last frame, stream frame of its first frame or `reportedStart`). Released once played;
     /// reported failed if the device goes first.
     var tail: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64, Int64)>
     var tailCount = 0

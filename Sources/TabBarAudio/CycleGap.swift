@@ -89,6 +89,9 @@ struct CycleGapDetector {
 }
 
 extension AudioRenderer {
+    /// The start a voice already reported failed keeps in `tail`: no gap reports it again.
+    static let reportedStart = Int64.max
+
     /// One look at the server's clock while the stream runs (PipeWire's ALSA plugin only): a
     /// cycle it completed without the stream put silence inside what it played, so every voice
     /// that sounded across it is reported (`VoiceFailure.missedCycle`). Before `releasePlayed`.
