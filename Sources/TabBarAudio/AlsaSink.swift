@@ -416,6 +416,24 @@ public final class AlsaSink: AudioSink {
         return try queuedFrames()
     }
 
+    /// `snd_pcm_delay` read between two clock readings at most this far apart: PipeWire's
+    /// plugin reads the clock inside it (50 us is 2.4 frames at 48 kHz).
+    static let timingBracketNanos: UInt64 = 100_000
+
+    /// PipeWire's plugin only (CycleGap.swift): its delay, read within `timingBracketNanos`,
+    /// and only when the queue is still `queued` after it (no cycle ran in between).
+    public func serverTiming(queued: Int) -> ServerTiming? {
+        guard isPipeWirePlugin, !clockPaced, let pcm else { return nil }
+        var d = snd_pcm_sframes_t(0)
+        let t0 = monotonicNanos()
+        let err = snd_pcm_delay(pcm, &d)
+        let t1 = monotonicNanos()
+        guard err == 0, t1 &- t0 <= AlsaSink.timingBracketNanos else { return nil }
+        let avail = snd_pcm_avail(pcm)
+        guard avail >= 0, bufferFrames - Int(avail) == queued else { return nil }
+        return ServerTiming(nanos: t0 + (t1 - t0) / 2, queued: queued, delay: Int(d))
+    }
+
     /// Lets what is queued play out (at most `drainDeadline` plus the buffer's length), then
     /// drops the stream. Never blocks longer than that, whatever the device does.
     public func stop() {

@@ -28,6 +28,7 @@ extension AudioRenderer {
         }
         run.lastQueued = queued
         let played = streamFrames - Int64(queued)
+        watchServerCycles(queued: queued, played: played)
         releasePlayed(upTo: played)
 
         var hasNew = false, sounding = false, newFrames = 0
@@ -105,6 +106,7 @@ extension AudioRenderer {
         let audible = mixer.activeCount > 0
         for i in mixer.voices.indices where mixer.voices[i].active && !mixer.voices[i].reported {
             mixer.voices[i].reported = true
+            mixer.voices[i].startFrame = streamFrames
             let v = mixer.voices[i]
             if nStarts < starts.count, let s = v.sound {
                 starts[nStarts] = (s, v.id, v.requestedAt)
@@ -115,7 +117,7 @@ extension AudioRenderer {
         let endsBuf = ends
         mixer.render(into: mixBuffer, frames: frames, master: masterGain) { v in
             if let s = v.sound {
-                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id); nEnds += 1 } else { s.release() }
+                if nEnds < endsBuf.count { endsBuf[nEnds] = (s, v.id, v.failed ? AudioRenderer.reportedStart : v.startFrame); nEnds += 1 } else { s.release() }
             }
         }
         for i in 0..<nStarts {
@@ -151,7 +153,7 @@ extension AudioRenderer {
             }
             counters.played.add(1, ordering: .relaxed)
         }
-        for i in 0..<nEnds { keepUntilPlayed(ends[i].0, voice: ends[i].1, end: streamFrames); pushed = true }
+        for i in 0..<nEnds { keepUntilPlayed(ends[i].0, voice: ends[i].1, end: streamFrames, start: ends[i].2); pushed = true }
         if pushed { signalReports() }
     }
 
@@ -192,13 +194,13 @@ extension AudioRenderer {
     }
 
     /// Keeps a voice that was fully written until the device has played it.
-    func keepUntilPlayed(_ s: Unmanaged<Sound>, voice: UInt32, end: Int64) {
+    func keepUntilPlayed(_ s: Unmanaged<Sound>, voice: UInt32, end: Int64, start: Int64) {
         if tailCount == tail.count {
             finishedReport(tail[0].0)
             for i in 1..<tailCount { tail[i - 1] = tail[i] }
             tailCount -= 1
         }
-        tail[tailCount] = (s, voice, end)
+        tail[tailCount] = (s, voice, end, start)
         tailCount += 1
     }
 
@@ -214,7 +216,7 @@ extension AudioRenderer {
     /// The device went away with these voices still queued: each is reported failed.
     func failUnplayed(_ why: VoiceFailure) {
         for i in 0..<tailCount {
-            let (s, voice, _) = tail[i]
+            let (s, voice, _, _) = tail[i]
             _ = s.retain()
             pushFailure(s, voice: voice, why)
             finishedReport(s)

@@ -76,6 +76,10 @@ public protocol AudioSink: AnyObject {
     func silentFrames() -> Int64
     /// Frames until a frame written now reaches the listener (queue plus any server delay).
     func delayFrames() throws -> Int
+    /// A clean look at the sound server's clock with the queue `queuedFrames` just gave, or nil
+    /// (not a server whose cycles the engine can watch: only PipeWire's ALSA plugin;
+    /// CycleGap.swift).
+    func serverTiming(queued: Int) -> ServerTiming?
     /// Drops the queue but keeps the stream ready, so the next `write` is heard first.
     /// The engine calls it once the queue has run out (an underrun then is expected and not
     /// counted). Returns false when the sink cannot.
@@ -119,6 +123,7 @@ extension AudioSink {
     public func silentFrames() -> Int64 { 0 }
     public var startRaces: Int { 0 }
     public func delayFrames() throws -> Int { try queuedFrames() }
+    public func serverTiming(queued: Int) -> ServerTiming? { nil }
     public func standby() -> Bool { false }
     public var canStandby: Bool { false }
     public func settle(wakeFD: Int32) {}

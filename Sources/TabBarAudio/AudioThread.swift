@@ -54,16 +54,23 @@ final class AudioRenderer {
     var mixBuffer: UnsafeMutablePointer<Float>
     var mixCapacity = 1
     var starts: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, UInt64)>
-    var ends: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32)>
-    /// Voices fully written but maybe not yet played: (sound, voice, stream frame after its
-    /// last frame). Released once played; reported failed if the device goes first.
-    var tail: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64)>
+    /// Voices that ended in the chunk being written: (sound, voice, stream frame of its first
+    /// frame, or `reportedStart` when it was already reported failed).
+    var ends: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64)>
+    /// Voices fully written but maybe not yet played: (sound, voice, stream frame after the
+    /// chunk that held its last frame, stream frame of its first frame or `reportedStart`). Released once played;
+    /// reported failed if the device goes first.
+    var tail: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32, Int64, Int64)>
     var tailCount = 0
     /// Voices taken whole but not yet confirmed heard (Unconfirmed.swift).
     var unconfirmed: UnsafeMutableBufferPointer<(Unmanaged<Sound>, UInt32)>
     var unconfirmedCount = 0
     var streamFrames: Int64 = 0
     var run = RunState()
+    /// Cycles the server completed without the stream (CycleGap.swift), and the sink's
+    /// underruns plus replayed starts when it last looked (either makes the plugin's stream anew).
+    var cycleGaps: CycleGapDetector
+    var cycleEpoch = 0
     /// Whether the sink is open (closed again by the thread, or by `deinit` when no thread ran).
     var sinkOpen = false
 
@@ -82,6 +89,7 @@ final class AudioRenderer {
         reportEventFD = shared.reportFD
         counters = shared.counters
         mixer = Mixer(voices: voices, format: sink.format)
+        cycleGaps = CycleGapDetector(rate: sink.format.rate)
         mixBuffer = .allocate(capacity: 1)
         starts = .allocate(capacity: voices + queueCapacity)
         ends = .allocate(capacity: voices * 2 + queueCapacity)
@@ -246,6 +254,8 @@ extension AudioRenderer {
                         }
                         if mode == .idle { counters.streamStarts.add(1, ordering: .relaxed) }
                         adoptSinkPull()
+                        cycleGaps.reset(played: streamFrames)
+                        cycleEpoch = sink.xruns &+ sink.startRaces
                         setState(.playing)
                         mode = .running
                         lastSound = monotonicNanos()

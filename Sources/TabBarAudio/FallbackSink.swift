@@ -105,6 +105,7 @@ public final class FallbackSink: AudioSink {
 
     public func queuedFrames() throws -> Int { try current.queuedFrames() }
     public func delayFrames() throws -> Int { try current.delayFrames() }
+    public func serverTiming(queued: Int) -> ServerTiming? { current.serverTiming(queued: queued) }
     public func wait(lowWater: Int, wakeFD: Int32, timeoutNanos: UInt64?) throws -> Bool {
         try current.wait(lowWater: lowWater, wakeFD: wakeFD, timeoutNanos: timeoutNanos)
     }

@@ -24,7 +24,7 @@ struct RawReport {
 
 /// Why an accepted voice was not heard intact (wire `sound.failed` `reason`).
 enum VoiceFailure: UInt8 {
-    case none, xrun, deviceLost, stalled, neverLinked, shutdown, stolen, unconfirmed
+    case none, xrun, deviceLost, stalled, neverLinked, shutdown, stolen, unconfirmed, missedCycle
 
     func text(device: String) -> String {
         switch self {
@@ -35,6 +35,7 @@ enum VoiceFailure: UInt8 {
         case .neverLinked: return "no session manager linked the stream (the sound server took no audio)"
         case .shutdown: return "the daemon stopped before the sound was played"
         case .unconfirmed: return "the sound server may not have played it: the stream failed right after it was handed over (no session manager linked the next one?)"
+        case .missedCycle: return "the sound server played a cycle of silence inside the sound: the stream missed a cycle of the server's graph and the rest came a cycle late"
         case .stolen: return "more sounds were asked for at once than the voice pool holds (the `voices` setting); this one was replaced before it started"
         }
     }
@@ -57,6 +58,8 @@ struct Voice {
     var fadeLeft = 0
     var fadeTotal = 0
     var order: UInt64 = 0
+    /// The stream frame its first frame was written at (set with `reported`).
+    var startFrame: Int64 = 0
 }
 
 /// The mixer: a fixed pool of voices summed in float, then the limiter.

@@ -13,7 +13,8 @@ directly) and PulseAudio's (`pulse`, via pipewire-pulse). Run by `make test-desk
   alerts leaves nothing at the sink while the daemon reports the click played. Through both plugins.
 * GraphRestart: with nothing else playing (two *passive* probes), each click after an idle stop restarts the graph
   on a stream the daemon made anew; every such click is intact in what the sink wrote to its device (the rig's sink
-  an ALSA `file` PCM: rig.sh --file-sink), or reported with sound.failed — issue 38's rare damaged after-idle click.
+  an ALSA `file` PCM: rig.sh --file-sink), or reported with sound.failed — issue 38's rare damaged after-idle click
+  (a cycle the stream missed, which the daemon finds in the plugin's snd_pcm_delay: docs/AUDIO.md).
 
 Usage: python3 tests/pipewire/test_desktop.py --daemon tabbard --sounds Sounds --rig rig/rig.sh \\
     --monitor .build/rig/pwmonitor [case names]
