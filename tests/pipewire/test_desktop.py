@@ -23,7 +23,9 @@ Usage: python3 tests/pipewire/test_desktop.py --daemon tabbard --sounds Sounds -
 import json
 import math
 import os
+import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -204,7 +206,9 @@ class GraphRestart(RigCase):
     completes a cycle without a late client). The file decides; the monitors' verdicts are printed beside it.
     GRAPH_RESTARTS=N sets the number of clicks (10), GRAPH_RESTARTS_IDLE_MS the daemon's idle_stop_ms (300),
     GRAPH_RESTARTS_RIG more options of rig.sh (e.g. "--min-quantum 1024"),
-    GRAPH_RESTARTS_VERBOSE=1 prints every click's verdicts (docs/AUDIO.md, "A click that restarts the graph")."""
+    GRAPH_RESTARTS_VERBOSE=1 prints every click's verdicts (docs/AUDIO.md, "A click that restarts the graph"),
+    GRAPH_RESTARTS_STOPS=SEED stops this test's daemon (SIGSTOP) for 2-6 ms every 20-90 ms at times drawn from SEED,
+    so that its PipeWire data thread misses the driver's cycle: holes made on purpose, for the detector to report."""
     RIG_OPTIONS = ("--file-sink",) + tuple(os.environ.get("GRAPH_RESTARTS_RIG", "").split())
     CLICKS = int(os.environ.get("GRAPH_RESTARTS", "10"))
 
@@ -237,6 +241,18 @@ class GraphRestart(RigCase):
             return "intact"
         return "unchecked" if m.missed(fr, len(ref) + SILENCE_AFTER) else "damaged"
 
+    def stop_now_and_then(self, proc, rnd):
+        """Stops `proc` (this test's daemon) for 2-6 ms every 20-90 ms until the test ends."""
+        done = threading.Event()
+        self.addCleanup(done.set)
+
+        def run():
+            while not done.wait(rnd.uniform(0.02, 0.09)) and proc.poll() is None:
+                proc.send_signal(signal.SIGSTOP)
+                time.sleep(rnd.uniform(0.002, 0.006))
+                proc.send_signal(signal.SIGCONT)
+        threading.Thread(target=run, daemon=True).start()
+
     def test_clicks_that_restart_the_graph_are_intact_or_reported(self):
         self.rig.start()
         probe = FileProbe(self.rig)
@@ -245,6 +261,8 @@ class GraphRestart(RigCase):
             json.dump({"idle_stop_ms": int(os.environ.get("GRAPH_RESTARTS_IDLE_MS", "300"))}, f)
         c = self.start_daemon("--audio", "alsa", "--config", path, device="default")
         c.call("subscribe", {"topics": ["sound"]})
+        if os.environ.get("GRAPH_RESTARTS_STOPS"):
+            self.stop_now_and_then(self.daemon.proc, random.Random(int(os.environ["GRAPH_RESTARTS_STOPS"])))
         # A passive probe is ready at its first captured cycle: clicks run the graph while both start.
         box = {}
         ths = [threading.Thread(target=lambda k=k: box.setdefault(k, Monitor(
