@@ -34,6 +34,13 @@ import TabBarClient
         #expect(badge.badge == .count(120))
         #expect(try await next(&events) == .badgeChanged(seq: badge.seq, tab: "chat", badge: .count(120), hiddenBadge: nil))
         #expect(try await bar.state().state.item("chat")?.badge?.display() == "99+")
+        let hidden = try await bar.hideBadge(true, on: "chat")
+        #expect(hidden.seq == badge.seq + 1 && !hidden.ignored)
+        #expect(try await bar.hideBadge(false, on: "chat").badge == .count(120))
+        #expect(try await bar.setFeedback(profile: .quiet, volume: 0.5) == Feedback(profile: .quiet, volume: 0.5))
+        #expect(try await bar.setFeedback(profile: .full) == Feedback(profile: .full, volume: 0.5))
+        #expect(try await bar.playSound("click") >= 0)
+        await #expect(throws: ClientError.self) { try await bar.playSound("no-such-sound") }
 
         // A tap on the first tab's middle: the daemon hit-tests and commits on up.
         let width = try await bar.state().state.layout.width

@@ -66,6 +66,35 @@ import TabBarCore
         await #expect(throws: ClientError.closed) { try await bar.ping() }
     }
 
+    /// Replies find their callers by id in whatever order they come: here the requests are
+    /// answered last first, the first one with an error, all in one write.
+    @Test func repliesInAnyOrderFindTheirCallers() async throws {
+        let (bar, thread) = try await withPeer { p in
+            // (By the number each carries: the tasks may send them in any order.)
+            let requests = (0..<4).map { _ in p.readRequest() }.sorted { ($0?["params"]?["n"]?.intValue ?? 0) < ($1?["params"]?["n"]?.intValue ?? 0) }
+            var lines = ""
+            for r in requests.reversed() {
+                let id = r?["id"]?.text ?? "null", n = r?["params"]?["n"]?.text ?? "null"
+                lines += n == "0"
+                    ? #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32602,"message":"no","data":{"kind":"invalid_params"}}}"# + "\n"
+                    : #"{"jsonrpc":"2.0","id":\#(id),"result":{"n":\#(n)}}"# + "\n"
+            }
+            p.sendBytes(Array(lines.utf8))
+        }
+        let answers = try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
+            for k in 0..<4 {
+                group.addTask {
+                    do { return (k, try await bar.call("echo", ["n": .int(k)])["n"]?.intValue) } catch { return (k, nil) }
+                }
+            }
+            var answers: [Int: Int?] = [:]
+            for try await (k, n) in group { answers[k] = n }
+            return answers
+        }
+        #expect(answers == [0: nil, 1: 1, 2: 2, 3: 3])
+        thread.join()
+    }
+
     /// `notify` and `sendRaw` write one line each; a reply no request waits for (to a raw
     /// line, or one that came after its caller gave up) goes to `messages()`, or nowhere.
     @Test func rawLinesAndLateReplies() async throws {
