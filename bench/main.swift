@@ -458,6 +458,11 @@ do {
     pinThread(cpu: clientCPU)
     result.append(JSON.Member("fan_out", .object(fanJSON)))
 
+    // After they left: the daemon has seen every subscriber go (only this stats connection is
+    // left), and one more request makes sure the turn they left in has ended.
+    let leftBy = nowNs() + 10_000_000_000
+    while try statsGet("\(tmp)/null.sock")["clients"]?.intValue ?? 0 > 1 && nowNs() < leftBy { usleep(10_000) }
+    _ = try statsGet("\(tmp)/null.sock")
     let rssAfterFanout = rssKB(daemon.pid)
     result.append(JSON.Member("rss_kb_after_1000_subscribers_came_and_went", .obj(["tabbard": .int(rssAfterFanout.rss), "tabbard_pss": .int(rssAfterFanout.pss)])))
 
