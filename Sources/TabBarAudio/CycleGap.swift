@@ -10,12 +10,6 @@ public struct ServerTiming: Equatable, Sendable {
     public var queued: Int
     /// `snd_pcm_delay`.
     public var delay: Int
-
-    public init(nanos: UInt64, queued: Int, delay: Int) {
-        self.nanos = nanos
-        self.queued = queued
-        self.delay = delay
-    }
 }
 
 /// A cycle the server completed without the stream while it played: `frames` of silence went

@@ -583,13 +583,8 @@ final class Core: Sendable {
             s.topics = .some(topics)
             s.streamReady = false
             if s.fd >= 0 {
-                let id = nextID()
-                s.subscribeID = id
-                s.subscribeAfterReconnect = false
                 do throws(ClientError) {
-                    let r = Requests.subscribe(topics)
-                    let line = Wire.requestLine(id: id, r)
-                    wakeNeeded = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }
+                    wakeNeeded = try queueSubscribe(&s, topics, afterReconnect: false)
                 } catch {
                     failure = error
                 }
@@ -628,6 +623,17 @@ final class Core: Sendable {
         old?.finish()
         if let failure { continuation.finish(throwing: failure) }
         return stream
+    }
+
+    /// Queues the event stream's `subscribe` (its reply, by `s.subscribeID`, makes the stream
+    /// ready). Returns whether the reader must be woken to send it.
+    func queueSubscribe(_ s: inout State, _ topics: [String]?, afterReconnect: Bool) throws(ClientError) -> Bool {
+        let id = nextID()
+        s.subscribeID = id
+        s.subscribeAfterReconnect = afterReconnect
+        s.streamReady = false
+        let line = Wire.requestLine(id: id, Requests.subscribe(topics))
+        return try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }
     }
 
     func closeWrite() {
@@ -704,13 +710,7 @@ final class Core: Sendable {
                         w.writeClosed = false
                     }
                     guard case .some(let topics) = s.topics, s.stream != nil else { return false }
-                    let id = nextID()
-                    s.subscribeID = id
-                    s.subscribeAfterReconnect = true
-                    s.streamReady = false
-                    let r = Requests.subscribe(topics)
-                    let line = Wire.requestLine(id: id, r)
-                    return (try? writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line) }) ?? false
+                    return (try? queueSubscribe(&s, topics, afterReconnect: true)) ?? false
                 }
                 _ = wakeNeeded  // (the loop polls for output next anyway)
                 continue

@@ -47,26 +47,12 @@ enum Wire {
 
     /// A request line (a notification without `id`), its newline included.
     static func requestLine(id: Int?, method: String, params: JSON?) -> [UInt8] {
-        ByteBuffer.collect { $0.request(id: id, method: method, params: params) }
+        requestLine(id: id, Requests.Line(method, params.map { p in { $0.json(p) } }))
     }
 
-    /// A typed request's line (`Requests`), written as `ByteBuffer.request` writes one.
+    /// A typed request's line (`Requests`).
     static func requestLine(id: Int?, _ r: Requests.Line) -> [UInt8] {
-        ByteBuffer.collect { b in
-            b.put(#"{"jsonrpc":"2.0","#)
-            if let id {
-                b.put(#""id":"#)
-                b.int(id)
-                b.append(UInt8(ascii: ","))
-            }
-            b.put(#""method":"#)
-            b.string(r.method)
-            if let write = r.write {
-                b.put(#","params":"#)
-                write(&b)
-            }
-            b.put("}\n")
-        }
+        ByteBuffer.collect { $0.request(id: id, method: r.method, params: r.write) }
     }
 
     /// The first 120 characters of `text`, for an error message.

@@ -325,8 +325,8 @@ extension ByteBuffer {
     /// As `JSON.double` writes it.
     public mutating func double(_ v: Double) { json(JSON.double(v)) }
     /// A JSON-RPC request line, its newline included (the clients' requests; no `id`: a
-    /// notification).
-    public mutating func request(id: Int?, method: String, params: JSON?) {
+    /// notification); `params` writes the params' value (nil: none).
+    public mutating func request(id: Int?, method: String, params: ((inout ByteBuffer) -> Void)?) {
         put(#"{"jsonrpc":"2.0","#)
         if let id {
             put(#""id":"#)
@@ -337,7 +337,7 @@ extension ByteBuffer {
         string(method)
         if let params {
             put(#","params":"#)
-            json(params)
+            params(&self)
         }
         put("}\n")
     }
