@@ -102,31 +102,44 @@ final class AudioService {
 
     func wake() { engine?.wake() }
 
-    /// Set by `wakeAfterReplies`: voices are queued and the audio thread is to be woken once
-    /// the loop turn's replies are sent (`wakeIfPending`).
-    private var wakePending = false
+    /// Clicks queued since the audio thread was last woken, and when it was.
+    private var clicksWaiting = 0
+    private var lastWakeNs: UInt64 = 0
 
-    /// Wakes the audio thread for the voices just queued, after the loop turn's replies have
-    /// left: the thread runs realtime, and on a shared CPU it ran before the reply to the tap
-    /// that asked for the click was sent (`touch`'s round trip 1.3–1.5× the floor's). The click
-    /// is later by the sending only (microseconds of the milliseconds it takes to the sink).
+    /// The audio thread is woken at most once a millisecond, or at once for this many clicks
+    /// (a quarter of its command queue).
+    static let wakeGapNs: UInt64 = 1_000_000
+    static let wakeBatch = 64
+
+    /// Leaves the audio thread to be woken for the clicks just queued at the end of the loop
+    /// turn (`wakeIfDue`), after the turn's replies have left: the thread runs realtime, and on
+    /// a shared CPU it would run before the reply to the tap that asked for the click was sent.
     /// Under the manual clock the harness needs the thread settled now, in order with the
     /// replies: then `settle` runs (and wakes it) at once.
-    func wakeAfterReplies(settle: () -> Void) {
+    func wakeAfterReplies(clicks: Int = 1, settle: () -> Void) {
         if nullSink?.clock != nil {
             wake()
             settle()
         } else {
-            wakePending = true
+            clicksWaiting += clicks
         }
     }
 
-    /// The wake `wakeAfterReplies` left for the end of the loop turn.
-    func wakeIfPending() {
-        guard wakePending else { return }
-        wakePending = false
+    /// At the end of a loop turn: wakes the audio thread for the clicks that wait, unless it
+    /// was woken less than `wakeGapNs` ago and fewer than `wakeBatch` wait. A tap's click goes
+    /// at once; only clicks that come faster than one a millisecond wait (for the deadline
+    /// `wakeDueNs` gives the loop), so that a burst of requests does not stop the loop once a
+    /// turn (waking it every turn cost a quarter of pipelined `touch`'s rate).
+    func wakeIfDue(now: UInt64) {
+        guard clicksWaiting > 0,
+              clicksWaiting >= AudioService.wakeBatch || now &- lastWakeNs >= AudioService.wakeGapNs else { return }
+        clicksWaiting = 0
+        lastWakeNs = now
         wake()
     }
+
+    /// When the clicks that wait are to be woken for (the loop's sleep ends then); nil: none wait.
+    var wakeDueNs: UInt64? { clicksWaiting > 0 ? lastWakeNs + AudioService.wakeGapNs : nil }
 
     var statusSummary: String {
         "\(bank.sounds.count) sounds, audio \(sinkName)" + (engine.map { " (\($0.deviceState))" } ?? " (not running)")

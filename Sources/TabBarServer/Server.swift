@@ -26,7 +26,7 @@ import CSystemd
 //        │    ├─ written: events → Transport.publish, replies → queues, effects → AudioService.play
 //        │    └─ refused: state restored, events dropped, replies → storage_failed
 //        ├─ Transport.flushDirty: write the queues (back-pressure, slow subscribers → state.resync)
-//        └─ AudioService.wakeIfPending: the audio thread mixes the turn's clicks → ALSA
+//        └─ AudioService.wakeIfDue: the audio thread mixes the turn's clicks → ALSA
 //
 // Commit points, all of them: the end of a turn; before a server command; before what is
 // published outside a group (sound reports, server.stopping); a timer's step.
@@ -168,7 +168,7 @@ public final class Server: TransportDelegate {
             deliverStaged()
             transport.flushDirty(now: now)
         } while committer.hasStaged
-        audio.wakeIfPending()
+        audio.wakeIfDue(now: MonotonicClock.nanoseconds())
     }
 
     // MARK: One line
@@ -231,7 +231,7 @@ public final class Server: TransportDelegate {
     /// Runs a committed group's effects: sounds are queued, and the audio thread is woken
     /// once for all of them after the turn's replies have left (`AudioService.wakeAfterReplies`).
     private func run(_ effects: [Effect]) {
-        var played = false
+        var played = 0
         for effect in effects {
             switch effect {
             case let .play(name, gain, _):
@@ -242,7 +242,7 @@ public final class Server: TransportDelegate {
                 switch audio.play(name: name, gain: gain, requestedAt: MonotonicClock.nanoseconds(), wake: false) {
                 case .success:
                     stats.soundsPlayed += 1
-                    played = true
+                    played += 1
                 case .failure(.suppressed(let why)):
                     soundSuppressed(name, why)
                 case .failure(let e):
@@ -255,7 +255,7 @@ public final class Server: TransportDelegate {
                 timers.cancel(key)
             }
         }
-        if played { audio.wakeAfterReplies { settleAudio(queued: true) } }
+        if played > 0 { audio.wakeAfterReplies(clicks: played) { settleAudio(queued: true) } }
     }
 
     /// The `state.resync` line for a subscriber that fell behind.
@@ -368,6 +368,7 @@ public final class Server: TransportDelegate {
         if let ms = watchdog.timeoutMs(now: now, statusKey) { deadlines.append(ms) }
         if transport.waitingToWrite { deadlines.append(1000) }  // to find clients that stopped reading
         if let due = peerLogs.flushDueNs { deadlines.append(Self.ms(until: due, now)) }
+        if let due = audio.wakeDueNs { deadlines.append(Self.ms(until: due, now)) }
         if let ms = timers.timeoutMs() { deadlines.append(ms) }
         if !store.compacting, let due = store.compactionDueNs { deadlines.append(Self.ms(until: due, now)) }
         return Int32(deadlines.min() ?? -1)
