@@ -168,7 +168,7 @@ public final class Server: TransportDelegate {
             deliverStaged()
             transport.flushDirty(now: now)
         } while committer.hasStaged
-        audio.wakeIfDue(now: MonotonicClock.nanoseconds())
+        audio.wakeIfDue(now: now)
     }
 
     // MARK: One line
@@ -228,8 +228,8 @@ public final class Server: TransportDelegate {
         return done.refusedBecause == nil
     }
 
-    /// Runs a committed group's effects: sounds are queued, and the audio thread is woken
-    /// once for all of them after the turn's replies have left (`AudioService.wakeAfterReplies`).
+    /// Runs a committed group's effects: sounds are queued, and the audio thread is woken for
+    /// them after the turn's replies have left (`AudioService.wakeIfDue`).
     private func run(_ effects: [Effect]) {
         var played = 0
         for effect in effects {
