@@ -78,19 +78,6 @@ extension Server {
     func clockJSON() -> JSON {
         .obj(["now_ms": .int(timers.nowMs()), "mode": .string(timers.clock.mode.rawValue)])
     }
-
-    /// Broadcasts `sound.played` for each voice the audio thread reported started, and
-    /// `sound.failed` for each accepted voice that was not heard intact.
-    func publishSoundReports() {
-        let now = MonotonicClock.nanoseconds()  // (once per drain, not per failed voice)
-        audio.drainReports({ voice, name, frame in
-            transport.publish(SoundEvent.played(voice: voice, name: name, frame: frame))
-        }, failed: { voice, name, reason in
-            // (The log line's fields are made only if it is written.)
-            peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: now)
-            transport.publish(SoundEvent.failed(voice: voice, name: name, reason: reason))
-        })
-    }
 }
 
 extension AudioService {

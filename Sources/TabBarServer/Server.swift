@@ -258,6 +258,19 @@ public final class Server: TransportDelegate {
         if played > 0 { audio.wakeAfterReplies(clicks: played) { settleAudio(queued: true) } }
     }
 
+    /// Broadcasts `sound.played` for each voice the audio thread reported started, and
+    /// `sound.failed` for each accepted voice that was not heard intact.
+    func publishSoundReports() {
+        let now = MonotonicClock.nanoseconds()  // (once per drain, not per failed voice)
+        audio.drainReports({ voice, name, frame in
+            transport.publish(SoundEvent.played(voice: voice, name: name, frame: frame))
+        }, failed: { voice, name, reason in
+            // (The log line's fields are made only if it is written.)
+            peerLogs.write(.soundFailed, .warning, "Sound failed", ["voice": String(voice), "name": name, "reason": reason], nowNs: now)
+            transport.publish(SoundEvent.failed(voice: voice, name: name, reason: reason))
+        })
+    }
+
     /// The `state.resync` line for a subscriber that fell behind.
     func resyncLine() -> [UInt8] {
         Wire.notification("state.resync", .obj(["seq": .int(state.seq), "state": state.json(limits: committer.limits)]))
