@@ -140,7 +140,7 @@ public final class AudioEngine: Sendable {
     /// engine then learns what it really takes (`pull_frames` in stats).
     public init(sink: sending any AudioSink, bank: SoundBank, voices: Int = 16, idleTimeout: Double = 2,
                 shutdownGrace: Double = 2, initialPullFrames: Int = 1024,
-                realtimePriority: Int32 = 0, queueCapacity: Int = 256, log: @escaping AudioLog) {
+                realtimePriority: Int32 = 0, queueCapacity: Int = 1024, log: @escaping AudioLog) {
         format = sink.format
         voiceCount = max(voices, 1)
         self.idleTimeout = idleTimeout
@@ -273,6 +273,9 @@ public final class AudioEngine: Sendable {
     public var deviceState: String {
         shared.device.withLock { d in d.state == .unavailable ? "unavailable: \(d.reason)" : d.state.rawValue }
     }
+
+    /// How many plays the command ring holds before `play` refuses ("audio queue full").
+    public var queueCapacity: Int { shared.commands.capacity }
 
     /// The audio thread's kernel thread id (0 before `start`), for /proc and perf.
     public var audioThreadID: Int32 { shared.tid.load(ordering: .acquiring) }

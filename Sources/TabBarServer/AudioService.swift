@@ -106,10 +106,10 @@ final class AudioService {
     private var clicksWaiting = 0
     private var lastWakeNs: UInt64 = 0
 
-    /// The audio thread is woken at most once a millisecond, or at once for this many clicks
-    /// (a quarter of its command queue).
+    /// The audio thread is woken at most once a millisecond, or at once when a quarter of
+    /// its command queue waits.
     static let wakeGapNs: UInt64 = 1_000_000
-    static let wakeBatch = 64
+    private var wakeBatch: Int { (engine?.queueCapacity ?? 0) / 4 }
 
     /// Leaves the audio thread to be woken for the clicks just queued at the end of the loop
     /// turn (`wakeIfDue`), after the turn's replies have left: the thread runs realtime, and on
@@ -132,7 +132,7 @@ final class AudioService {
     /// turn (waking it every turn cost a quarter of pipelined `touch`'s rate).
     func wakeIfDue(now: UInt64) {
         guard clicksWaiting > 0,
-              clicksWaiting >= AudioService.wakeBatch || now &- lastWakeNs >= AudioService.wakeGapNs else { return }
+              clicksWaiting >= wakeBatch || now &- lastWakeNs >= AudioService.wakeGapNs else { return }
         clicksWaiting = 0
         lastWakeNs = now
         wake()
