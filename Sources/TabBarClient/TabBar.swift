@@ -103,12 +103,12 @@ public final class TabBar: Sendable {
     // MARK: Requests, typed
 
     /// `ping`: the daemon answers.
-    public func ping() async throws {
+    public nonisolated(nonsending) func ping() async throws {
         _ = try await send(Requests.ping())
     }
 
     /// `state.get`: the bar's state and its `seq`.
-    public func state() async throws -> Snapshot {
+    public nonisolated(nonsending) func state() async throws -> Snapshot {
         try Snapshot(try await send(Requests.stateGet()))
     }
 
@@ -120,7 +120,7 @@ public final class TabBar: Sendable {
     ///                          "selected": "home"])
     /// ```
     @discardableResult
-    public func configure(_ params: JSON) async throws -> Snapshot {
+    public nonisolated(nonsending) func configure(_ params: JSON) async throws -> Snapshot {
         try Snapshot(try await send(Requests.configure(params)))
     }
 
@@ -128,7 +128,7 @@ public final class TabBar: Sendable {
     /// only if the state is still at that `seq` (else `ClientError.rpc(kind: "conflict")`).
     /// `source: .program` selects without a click.
     @discardableResult
-    public func select(_ tab: TabRef, ifSeq: UInt64? = nil, source: Source = .user) async throws -> Selection {
+    public nonisolated(nonsending) func select(_ tab: TabRef, ifSeq: UInt64? = nil, source: Source = .user) async throws -> Selection {
         try await send(Requests.select(tab, ifSeq: ifSeq, source: source)) { r throws(ClientError) in
             Selection(seq: try Decode.seq(r, "seq"), selected: try Decode.string(r, "selected"),
                       previous: r["previous"]?.stringValue, reselected: r["reselected"]?.boolValue ?? false)
@@ -137,38 +137,38 @@ public final class TabBar: Sendable {
 
     /// `action.trigger`: a center or action item becomes the active action. Returns the `seq`.
     @discardableResult
-    public func trigger(_ tab: String, source: Source = .user) async throws -> UInt64 {
+    public nonisolated(nonsending) func trigger(_ tab: String, source: Source = .user) async throws -> UInt64 {
         try await send(Requests.trigger(tab, source: source)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `action.finish`: the item's action ended. Returns the `seq`.
     @discardableResult
-    public func finishAction(_ tab: String) async throws -> UInt64 {
+    public nonisolated(nonsending) func finishAction(_ tab: String) async throws -> UInt64 {
         try await send(Requests.finishAction(tab)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `badge.set`: `.count(120)` (shown as `99+`), `.text("new")`, `.dot`, or nil to
     /// remove it; `hidden`: keep it but hide it (nil: as it was).
     @discardableResult
-    public func setBadge(_ badge: Badge?, on tab: String, hidden: Bool? = nil) async throws -> BadgeResult {
+    public nonisolated(nonsending) func setBadge(_ badge: Badge?, on tab: String, hidden: Bool? = nil) async throws -> BadgeResult {
         try Self.badgeResult(try await send(Requests.setBadge(badge, on: tab, hidden: hidden)))
     }
 
     /// `badge.set {"hidden"}`: hides or shows an item's badge, keeping its value.
     @discardableResult
-    public func hideBadge(_ hidden: Bool, on tab: String) async throws -> BadgeResult {
+    public nonisolated(nonsending) func hideBadge(_ hidden: Bool, on tab: String) async throws -> BadgeResult {
         try Self.badgeResult(try await send(Requests.hideBadge(hidden, on: tab)))
     }
 
     /// `badge.clear`: removes an item's badge. Returns the `seq`.
     @discardableResult
-    public func clearBadge(on tab: String) async throws -> UInt64 {
+    public nonisolated(nonsending) func clearBadge(on tab: String) async throws -> UInt64 {
         try await send(Requests.clearBadge(on: tab)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `feedback.set`: the profile (`full`, `quiet`, `silent`), the clicks' volume (0…1), or both.
     @discardableResult
-    public func setFeedback(profile: FeedbackProfile? = nil, volume: Double? = nil) async throws -> Feedback {
+    public nonisolated(nonsending) func setFeedback(profile: FeedbackProfile? = nil, volume: Double? = nil) async throws -> Feedback {
         let f = try await send(Requests.setFeedback(profile: profile, volume: volume))["feedback"] ?? .null
         return Feedback(profile: try Decode.choice(f, "profile"), volume: f["volume"]?.doubleValue ?? 1)
     }
@@ -177,7 +177,7 @@ public final class TabBar: Sendable {
     /// daemon hit-tests, highlights on down, commits (and clicks) on up. `touchID` names one
     /// finger's sequence so a replayed one is ignored.
     @discardableResult
-    public func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int? = nil) async throws -> TouchResult {
+    public nonisolated(nonsending) func touch(_ phase: TouchPhase, x: Double, y: Double, touchID: Int? = nil) async throws -> TouchResult {
         try await send(Requests.touch(phase, x: x, y: y, touchID: touchID)) { r throws(ClientError) in
             TouchResult(seq: try Decode.seq(r, "seq"), target: r["target"]?.stringValue,
                         consumed: r["consumed"]?.boolValue ?? false,
@@ -188,25 +188,25 @@ public final class TabBar: Sendable {
 
     /// `tab.highlight`: a press the front end tracks itself began, ended or was cancelled. Returns the `seq`.
     @discardableResult
-    public func highlight(_ tab: String, _ phase: HighlightPhase) async throws -> UInt64 {
+    public nonisolated(nonsending) func highlight(_ tab: String, _ phase: HighlightPhase) async throws -> UInt64 {
         try await send(Requests.highlight(tab, phase)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `nav.push`: a screen was pushed; `hidesBar`: whether it hides the bar. Returns the `seq`.
     @discardableResult
-    public func push(hidesBar: Bool) async throws -> UInt64 {
+    public nonisolated(nonsending) func push(hidesBar: Bool) async throws -> UInt64 {
         try await send(Requests.push(hidesBar: hidesBar)) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `nav.pop`: the top screen was popped. Returns the `seq`.
     @discardableResult
-    public func pop() async throws -> UInt64 {
+    public nonisolated(nonsending) func pop() async throws -> UInt64 {
         try await send(Requests.pop()) { r throws(ClientError) in try Decode.seq(r, "seq") }
     }
 
     /// `sound.play`: plays a loaded sound by name; returns its voice (`sound.played` names it).
     @discardableResult
-    public func playSound(_ name: String) async throws -> Int {
+    public nonisolated(nonsending) func playSound(_ name: String) async throws -> Int {
         try Decode.int(try await send(Requests.playSound(name)), "voice")
     }
 
@@ -215,7 +215,7 @@ public final class TabBar: Sendable {
     /// Any request: `method` with `params`; returns the reply's `result`. Throws
     /// `ClientError.rpc` for an error reply (`code`, `kind`, `message`, `data`).
     @discardableResult
-    public func call(_ method: String, _ params: JSON? = nil) async throws -> JSON {
+    public nonisolated(nonsending) func call(_ method: String, _ params: JSON? = nil) async throws -> JSON {
         try await core.request(method, params)
     }
 
@@ -520,12 +520,16 @@ final class Core: Sendable {
     }
 
     /// Sends the line `encode` makes for a new id and waits for its reply's result, as
-    /// `decode` reads it.
+    /// `decode` reads it. It runs where its caller runs (`nonisolated(nonsending)`, as the
+    /// public requests do), and its cancellation handler inherits that executor too
+    /// (`_unsafeInheritExecutor_withTaskCancellationHandler`; the `isolation:` form hops to the
+    /// generic executor and back): a request costs two executor checks of the runtime where it
+    /// cost six (about a tenth of the pipelined rate on `bar.executor`, docs/PERFORMANCE.md).
     nonisolated(nonsending) func request<R>(encoding encode: (Int) -> [UInt8], decode: @escaping (JSONValue) throws -> R) async throws -> R {
         let id = nextID()
         let line = encode(id)
         let deadline = timeoutNs == 0 ? 0 : MonotonicClock.nanoseconds() + timeoutNs
-        return try await withTaskCancellationHandler {
+        return try await _unsafeInheritExecutor_withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<R, any Error>) in
                 let registered: (failure: (any Error)?, wake: Bool) = state.withLock { s in
                     if s.cancelled.remove(id) != nil { return (CancellationError(), false) }
