@@ -385,10 +385,13 @@ final class Core: Sendable {
 
     /// The socket's writing side: writers take only this lock (the reader takes it to
     /// flush the outbox), so a request's `send` never holds up the reader's routing.
-    struct Writer {
+    /// (@unchecked Sendable: it lives in its `Mutex` and is only touched under the lock;
+    /// a request's line is written into its outbox there.)
+    struct Writer: ~Copyable, @unchecked Sendable {
         var fd: Int32
-        /// Bytes the socket did not take yet (the reader writes them when it can).
-        var outbox: [UInt8] = []
+        /// Bytes the socket did not take yet (the reader writes them when it can); a request
+        /// writes its line straight into it.
+        var outbox = ByteBuffer(capacity: 4096)
         var lost: ClientError?
         /// `closeWrite()` was called: nothing more is sent (the socket's write side is shut
         /// down once the outbox is empty).
@@ -444,19 +447,24 @@ final class Core: Sendable {
 
     // MARK: Sending
 
-    /// Queues `bytes` on the socket, written now if it takes them, unless `deferred`: then
+    /// Queues what `write` writes on the socket, written now if it takes it, unless `deferred`: then
     /// the caller is the reader thread, which writes them with the other lines of its turn,
     /// or as soon as they fill a `chunk` (so that the daemon starts on those while the rest
     /// are made). Call with the lock held. Returns whether the reader must be woken (bytes
     /// left over).
-    static func enqueue(_ s: inout Writer, _ bytes: [UInt8], deferred: Bool = false) throws(ClientError) -> Bool {
+    static func enqueue(_ s: inout Writer, deferred: Bool = false, _ write: (inout ByteBuffer) -> Void) throws(ClientError) -> Bool {
         guard s.fd >= 0 else { throw s.lost ?? .closed }
         guard !s.writeClosed else { throw .closed }
-        let full = !s.outbox.isEmpty && !deferred  // (the socket is full: the reader writes when it can)
-        s.outbox += bytes
+        let full = s.outbox.count > 0 && !deferred  // (the socket is full: the reader writes when it can)
+        write(&s.outbox)
         if full || (deferred && s.outbox.count < chunk) { return false }
         try drain(&s)
-        return !deferred && !s.outbox.isEmpty
+        return !deferred && s.outbox.count > 0
+    }
+
+    /// `enqueue` of `bytes` as they are.
+    static func enqueue(_ s: inout Writer, _ bytes: [UInt8]) throws(ClientError) -> Bool {
+        try enqueue(&s) { $0.append(bytes) }
     }
 
     /// How many bytes of deferred lines go out in one `send`.
@@ -468,7 +476,7 @@ final class Core: Sendable {
         defer { w.outbox.removeFirst(offset) }
         while offset < w.outbox.count {
             let r: IOResult<Int>
-            do throws(Errno) { r = try Sys.send(w.fd, w.outbox, offset..<w.outbox.count) } catch {
+            do throws(Errno) { r = try Sys.send(w.fd, UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: w.outbox.bytes[offset...]))) } catch {
                 switch error.code {
                 case EPIPE, ECONNRESET, ENOTCONN: throw .closed
                 default: throw .io("send failed: \(error)")
@@ -510,29 +518,28 @@ final class Core: Sendable {
     func nextID() -> Int { ids.wrappingAdd(1, ordering: .relaxed).newValue }
 
     nonisolated(nonsending) func request(_ method: String, _ params: JSON?) async throws -> JSON {
-        try await request(encoding: { Wire.requestLine(id: $0, method: method, params: params) }, decode: { $0.json })
+        try await request(Requests.Line(method, params.map { p in { $0.json(p) } }), decode: { $0.json })
     }
 
     /// A typed request (`Requests`), its line written without a `JSON` tree; its result
     /// `decode`d in place, on the reader thread, from the parsed line (no tree either).
     nonisolated(nonsending) func request<R>(_ r: Requests.Line, decode: @escaping (JSONValue) throws -> R) async throws -> R {
-        try await request(encoding: { Wire.requestLine(id: $0, r) }, decode: decode)
+        try await request(encoding: { id, out in out.request(id: id, method: r.method, params: r.write) }, decode: decode)
     }
 
-    /// Sends the line `encode` makes for a new id and waits for its reply's result, as
+    /// Sends the line `encode` writes for a new id (straight into the outbox) and waits for its reply's result, as
     /// `decode` reads it. It runs where its caller runs (`nonisolated(nonsending)`, as the
     /// public requests do), and its cancellation handler inherits that executor too
     /// (`_unsafeInheritExecutor_withTaskCancellationHandler`; the `isolation:` form hops to the
     /// generic executor and back): a request costs two executor checks of the runtime where it
     /// cost six (about a tenth of the pipelined rate on `bar.executor`, docs/PERFORMANCE.md).
-    nonisolated(nonsending) func request<R>(encoding encode: (Int) -> [UInt8], decode: @escaping (JSONValue) throws -> R) async throws -> R {
+    nonisolated(nonsending) func request<R>(encoding encode: (Int, inout ByteBuffer) -> Void, decode: @escaping (JSONValue) throws -> R) async throws -> R {
         let id = nextID()
-        let line = encode(id)
         let deadline = timeoutNs == 0 ? 0 : MonotonicClock.nanoseconds() + timeoutNs
         return try await _unsafeInheritExecutor_withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<R, any Error>) in
                 let registered: (failure: (any Error)?, wake: Bool) = state.withLock { s in
-                    if s.cancelled.remove(id) != nil { return (CancellationError(), false) }
+                    if !s.cancelled.isEmpty, s.cancelled.remove(id) != nil { return (CancellationError(), false) }
                     if s.fd < 0 || s.closed { return (s.lost ?? .closed, false) }
                     s.waiters[id] = Waiter(pending: Pending(c, decode), deadline: deadline)
                     if s.readerSleeping && deadline != 0 {
@@ -547,7 +554,7 @@ final class Core: Sendable {
                 }
                 do {
                     let deferred = executor.isCurrent
-                    let leftOver = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, line, deferred: deferred) }
+                    let leftOver = try writer.withLock { w throws(ClientError) in try Core.enqueue(&w, deferred: deferred) { encode(id, &$0) } }
                     if leftOver || registered.wake { wake() }
                 } catch {
                     // (Unless the reader has failed it already, for the same loss.)
@@ -644,8 +651,8 @@ final class Core: Sendable {
         let wakeNeeded = writer.withLock { w -> Bool in
             guard w.fd >= 0, !w.writeClosed else { return false }
             w.writeClosed = true
-            if w.outbox.isEmpty { _ = Glibc.shutdown(w.fd, Int32(SHUT_WR)) }
-            return !w.outbox.isEmpty  // (the reader shuts it once the outbox is out)
+            if w.outbox.count == 0 { _ = Glibc.shutdown(w.fd, Int32(SHUT_WR)) }
+            return w.outbox.count > 0  // (the reader shuts it once the outbox is out)
         }
         if wakeNeeded { wake() }
     }
@@ -709,7 +716,7 @@ final class Core: Sendable {
                     s.lost = nil
                     writer.withLock { w in
                         w.fd = link.fd
-                        w.outbox = []
+                        w.outbox.removeAll()
                         w.lost = nil
                         w.writeClosed = false
                     }
@@ -798,9 +805,9 @@ final class Core: Sendable {
     @discardableResult
     private func flush() -> Bool {
         let result: Result<Bool, ClientError> = writer.withLock { w in
-            guard w.fd >= 0, !w.outbox.isEmpty else { return .success(false) }
+            guard w.fd >= 0, w.outbox.count > 0 else { return .success(false) }
             do throws(ClientError) { try Core.drain(&w) } catch { return .failure(error) }
-            return .success(!w.outbox.isEmpty)
+            return .success(w.outbox.count > 0)
         }
         switch result {
         case .success(let pending): return pending
@@ -833,7 +840,7 @@ final class Core: Sendable {
             let lost = s.lost
             writer.withLock { w in  // (first: no writer sends on it while it is closed)
                 w.fd = -1
-                w.outbox = []
+                w.outbox.removeAll()
                 w.lost = lost
             }
             if s.fd >= 0 { try? Sys.close(s.fd) }
