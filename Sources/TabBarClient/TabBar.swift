@@ -359,7 +359,7 @@ final class Core: Sendable {
         var fd: Int32
         var hello: Hello
         var leftover: [UInt8]
-        var waiters: [Int: Waiter] = [:]
+        var waiters = Waiters<Waiter>()
         /// Requests cancelled before their continuation was registered.
         var cancelled: Set<Int> = []
         /// Requests whose caller gave up (cancelled, timed out): their replies are dropped.
@@ -541,7 +541,7 @@ final class Core: Sendable {
                 let registered: (failure: (any Error)?, wake: Bool) = state.withLock { s in
                     if !s.cancelled.isEmpty, s.cancelled.remove(id) != nil { return (CancellationError(), false) }
                     if s.fd < 0 || s.closed { return (s.lost ?? .closed, false) }
-                    s.waiters[id] = Waiter(pending: Pending(c, decode), deadline: deadline)
+                    s.waiters.insert(Waiter(pending: Pending(c, decode), deadline: deadline), for: id)
                     if s.readerSleeping && deadline != 0 {
                         s.readerSleeping = false
                         return (nil, true)
@@ -558,12 +558,12 @@ final class Core: Sendable {
                     if leftOver || registered.wake { wake() }
                 } catch {
                     // (Unless the reader has failed it already, for the same loss.)
-                    if let w = state.withLock({ $0.waiters.removeValue(forKey: id) }) { w.pending.fail(error) }
+                    if let w = state.withLock({ $0.waiters.remove(id) }) { w.pending.fail(error) }
                 }
             }
         } onCancel: {
             let w = state.withLock { s -> Waiter? in
-                if let w = s.waiters.removeValue(forKey: id) {
+                if let w = s.waiters.remove(id) {
                     Core.remember(id, in: &s.late)
                     return w
                 }
@@ -820,13 +820,9 @@ final class Core: Sendable {
     /// Fails the requests whose deadline has passed.
     private func expire(_ now: UInt64) {
         let due: [Waiter] = state.withLock { s in
-            var due: [Waiter] = []
-            for (id, w) in s.waiters where w.deadline != 0 && w.deadline <= now {
-                due.append(w)
-                s.waiters[id] = nil
-                Core.remember(id, in: &s.late)
-            }
-            return due
+            let due = s.waiters.remove { $0.deadline != 0 && $0.deadline <= now }
+            for (id, _) in due { Core.remember(id, in: &s.late) }
+            return due.map(\.element)
         }
         for w in due { w.pending.fail(ClientError.timeout) }
     }
@@ -845,8 +841,7 @@ final class Core: Sendable {
             }
             if s.fd >= 0 { try? Sys.close(s.fd) }
             s.fd = -1
-            let w = Array(s.waiters.values)
-            s.waiters = [:]
+            let w = s.waiters.removeAll()
             var stream: Events.Continuation?
             if !options.reconnect || s.closed {
                 stream = s.stream
@@ -913,7 +908,7 @@ final class Core: Sendable {
                     route(batch, &routes)
                     batch.removeAll(keepingCapacity: true)
                 }
-                if let w = state.withLock({ $0.waiters.removeValue(forKey: id) }) {
+                if let w = state.withLock({ $0.waiters.remove(id) }) {
                     w.pending.reply(r)
                     answered = true
                     return
@@ -964,7 +959,7 @@ final class Core: Sendable {
                 }
                 if let id = m.id {
                     // (A result its request waits for never comes here: `parse` hands it over.)
-                    if m.isError || m.malformed, let w = s.waiters.removeValue(forKey: id) {
+                    if m.isError || m.malformed, let w = s.waiters.remove(id) {
                         routes.append(.reply(w, m))
                         continue
                     }
