@@ -893,6 +893,17 @@ final class Core: Sendable {
             lose(.protocolViolation("a line longer than \(Wire.maxLine) bytes"))
             return
         }
+        // A result in the daemon's own form, its request waiting: only the result is parsed.
+        if let (id, result) = Wire.resultParts(bytes), (try? doc.parse(result)) != nil {
+            if !batch.isEmpty {
+                route(batch, &routes)
+                batch.removeAll(keepingCapacity: true)
+            }
+            if let w = state.withLock({ $0.waiters.remove(id) }) {
+                withExtendedLifetime(doc) { w.pending.reply(doc.root) }
+                return
+            }
+        }
         do throws(JSONParseError) { try doc.parse(bytes) } catch {
             lose(.protocolViolation("a line that is not JSON: \(String(decoding: bytes.prefix(80), as: UTF8.self))"))
             return

@@ -55,6 +55,34 @@ enum Wire {
         ByteBuffer.collect { $0.request(id: id, method: r.method, params: r.write) }
     }
 
+    /// A reply line as the daemon writes a result (`{"jsonrpc":"2.0","id":N,"result":…}`,
+    /// TabBarCore's `Wire.reply`): its id and the bytes of its result, which the reader then
+    /// parses alone. Nil for any other line (the reader parses it whole); the result's bytes
+    /// are a reply's only if they parse as one JSON value.
+    static func resultParts(_ line: UnsafeBufferPointer<UInt8>) -> (id: Int, result: UnsafeBufferPointer<UInt8>)? {
+        let head: StaticString = #"{"jsonrpc":"2.0","id":"#
+        let tail: StaticString = #","result":"#
+        func matches(_ s: StaticString, at i: Int) -> Bool {
+            let n = s.utf8CodeUnitCount
+            guard i + n <= line.count else { return false }
+            for k in 0..<n where line[i + k] != s.utf8Start[k] { return false }
+            return true
+        }
+        guard line.last == UInt8(ascii: "}"), matches(head, at: 0) else { return nil }
+        var i = head.utf8CodeUnitCount
+        let first = i
+        var id = 0
+        while i < line.count, i - first < 18, case let d = line[i] &- 0x30, d < 10 {
+            id = id * 10 + Int(d)
+            i += 1
+        }
+        // (One digit at least, no leading zero: the JSON number the whole parse would read.)
+        guard i > first, line[first] != UInt8(ascii: "0") || i == first + 1, matches(tail, at: i) else { return nil }
+        let start = i + tail.utf8CodeUnitCount
+        guard start < line.count - 1 else { return nil }
+        return (id, UnsafeBufferPointer(rebasing: line[start..<(line.count - 1)]))
+    }
+
     /// The first 120 characters of `text`, for an error message.
     static func excerpt(_ text: String) -> String {
         text.count > 120 ? String(text.prefix(120)) + "…" : text
