@@ -62,11 +62,9 @@ enum Wire {
     static func resultParts(_ line: UnsafeBufferPointer<UInt8>) -> (id: Int, result: UnsafeBufferPointer<UInt8>)? {
         let head: StaticString = #"{"jsonrpc":"2.0","id":"#
         let tail: StaticString = #","result":"#
-        func matches(_ s: StaticString, at i: Int) -> Bool {
+        @inline(__always) func matches(_ s: StaticString, at i: Int) -> Bool {
             let n = s.utf8CodeUnitCount
-            guard i + n <= line.count else { return false }
-            for k in 0..<n where line[i + k] != s.utf8Start[k] { return false }
-            return true
+            return i + n <= line.count && memcmp(line.baseAddress! + i, s.utf8Start, n) == 0
         }
         guard line.last == UInt8(ascii: "}"), matches(head, at: 0) else { return nil }
         var i = head.utf8CodeUnitCount
