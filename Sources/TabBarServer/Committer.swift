@@ -110,9 +110,11 @@ final class Committer {
             }
         }
         if !outcome.effects.isEmpty { effects += outcome.effects }
-        if let reply { staged.append(.reply(reply, outcome.reply, fromState: true)) }
-        if case .failure = outcome.reply { return false }
-        return true
+        var answer = Result<Reply, RPCError>.success(.none)
+        swap(&answer, &outcome.reply)
+        let refused = if case .failure = answer { true } else { false }
+        if let reply { staged.append(.reply(reply, answer, fromState: true)) }
+        return !refused
     }
 
     /// Stages a reply that rests on nothing staged (a refusal of the line itself), so that it
@@ -147,8 +149,8 @@ final class Committer {
             stats.events += unheardStaged
         }
         let failure = result.refusedBecause.map { RPCError.storageFailed($0, advice: store.advice) }
-        for (k, item) in staged.enumerated() {
-            switch item {
+        for k in staged.indices {
+            switch staged[k] {
             case let .event(name, range):
                 if failure == nil { deliver(.event(name: name, line: UnsafeBufferPointer(rebasing: lines.bytes[range]))) }
             case let .reply(to, answer, fromState):
