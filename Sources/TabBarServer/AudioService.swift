@@ -129,7 +129,7 @@ final class AudioService {
     /// was woken less than `wakeGapNs` ago and fewer than `wakeBatch` wait. A tap's click goes
     /// at once; only clicks that come faster than one a millisecond wait (for the deadline
     /// `wakeDueNs` gives the loop), so that a burst of requests does not stop the loop once a
-    /// turn (waking it every turn cost a quarter of pipelined `touch`'s rate).
+    /// turn (docs/PERFORMANCE.md, "One path per method").
     func wakeIfDue(now: UInt64) {
         guard clicksWaiting > 0,
               clicksWaiting >= wakeBatch || now &- lastWakeNs >= AudioService.wakeGapNs else { return }
