@@ -419,11 +419,22 @@ class Fuzzer:
         if self.slow_pending is not None:
             self.slow.replies(*self.slow_pending)
             self.slow_pending = None
+        self.close_all()
         c = self.conn("before-kill")
-        self.counts["resyncs"] += c.requests([("stats.get", None)])[0]["result"].get("resyncs", 0)
+        # Connections that sent a request and closed without reading its reply (churn) may
+        # not have been read yet: their changes were never acknowledged, and may land after
+        # a state.get now. The acknowledged state is read once the daemon has closed them all.
+        deadline = time.monotonic() + 10
+        while True:
+            stats = c.requests([("stats.get", None)])[0]["result"]
+            if stats["clients"] == 1:
+                break
+            if time.monotonic() > deadline:
+                raise Finding("before kill -9: %d clients still open 10 s after the fuzzer closed all but one" % stats["clients"])
+            time.sleep(0.01)
+        self.counts["resyncs"] += stats.get("resyncs", 0)
         before = c.requests([("state.get", None)])[0]["result"]
         c.close()
-        self.close_all()
         self.d.kill9()
         self.counts["kills"] += 1
         self.d.start()
