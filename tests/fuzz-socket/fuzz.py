@@ -441,7 +441,9 @@ class Fuzzer:
         c = self.conn("after-kill")
         after = c.requests([("state.get", None)])[0]["result"]
         c.close()
-        if after["seq"] != before["seq"] or durable_view(after["state"]) != durable_view(before["state"]):
+        # A timer (an animation's or the bar's slide ending) may fire after the state.get and
+        # move the seq on; it changes none of LIVE_KEYS. A lost change would take the seq back.
+        if after["seq"] < before["seq"] or durable_view(after["state"]) != durable_view(before["state"]):
             raise Finding("after kill -9: seq %d, state %s; acknowledged: seq %d, state %s" % (
                 after["seq"], json.dumps(durable_view(after["state"]))[:300], before["seq"], json.dumps(durable_view(before["state"]))[:300]))
         self.connect_all()
