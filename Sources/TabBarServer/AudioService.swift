@@ -164,9 +164,8 @@ final class AudioService {
         }
     }
 
-    /// Queues sound `name`; `wake: false` leaves waking the audio thread to `wake()` (see
-    /// `AudioEngine.play`).
-    func play(name: String, gain: Double, requestedAt: UInt64, wake: Bool = true) -> Result<UInt32, Refusal> {
+    /// Queues sound `name`; the audio thread is woken for it by `wakeAfterReplies`, then `wakeIfDue`.
+    func play(name: String, gain: Double, requestedAt: UInt64) -> Result<UInt32, Refusal> {
         if let why = desktopSuppression { return .failure(.suppressed(why)) }
         let sound: Sound, retrigger: Retrigger
         if let last = lastPlayed, last.name == name {
@@ -182,7 +181,7 @@ final class AudioService {
         }
         guard let engine else { return .failure(.unavailable(startError ?? "the audio engine is not running")) }
         switch engine.play(sound, gain: Float(gain), requestedAt: requestedAt,
-                           retrigger: retrigger, wake: wake) {
+                           retrigger: retrigger, wake: false) {
         case .started(let voice): return .success(voice)
         case .unavailable(let why): return .failure(.unavailable(why))
         }

@@ -239,7 +239,7 @@ public final class Server: TransportDelegate {
                     playWhenLoaded(name, gain: gain, requestedAt: MonotonicClock.nanoseconds())
                     continue
                 }
-                switch audio.play(name: name, gain: gain, requestedAt: MonotonicClock.nanoseconds(), wake: false) {
+                switch audio.play(name: name, gain: gain, requestedAt: MonotonicClock.nanoseconds()) {
                 case .success:
                     stats.soundsPlayed += 1
                     played += 1
@@ -297,7 +297,7 @@ public final class Server: TransportDelegate {
             switch audio.play(name: name, gain: gain, requestedAt: readNs) {
             case .success(let voice):
                 stats.soundsPlayed += 1
-                settleAudio(queued: true)
+                audio.wakeAfterReplies { settleAudio(queued: true) }
                 return .success(.json(.obj(["voice": .int(voice)])))
             case .failure(.suppressed(let why)):
                 soundSuppressed(name, why)

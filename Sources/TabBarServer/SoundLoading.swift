@@ -175,7 +175,7 @@ extension Server {
         audio.whenLoaded(name) { [self] in
             let now = MonotonicClock.nanoseconds()
             guard now - requestedAt <= AudioService.lateClickNs,
-                  case .success = audio.play(name: name, gain: gain, requestedAt: requestedAt, wake: false) else {
+                  case .success = audio.play(name: name, gain: gain, requestedAt: requestedAt) else {
                 stats.soundsFailed += 1
                 return
             }
