@@ -20,11 +20,7 @@ func coreLoop(_ n: Int) {
             let o = reducer.reduce(command, at: Int64(k))
             if let id = request.id { Wire.reply(id: id, o.reply, into: &out) }
             for e in o.events { e.write(into: &out) }
-            if let entry = o.journal {
-                Persistence.journalLine(seq: reducer.state.seq, entry, into: &out)
-            } else {
-                Persistence.journalLine(seq: reducer.state.seq, method: request.method, params: request.params?.raw, into: &out)
-            }
+            Persistence.journalLine(seq: reducer.state.seq, entry: o.journal, method: request.method, params: request.params?.raw, into: &out)
         }
         bytes &+= out.count
     }

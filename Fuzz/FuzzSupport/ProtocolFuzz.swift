@@ -270,10 +270,8 @@ public enum ProtocolFuzz {
                     throw Violation("event \(e.method) does not encode as one line of JSON: \(String(decoding: line, as: UTF8.self))")
                 }
             }
-            if let entry = outcome.journal {
-                Persistence.journalLine(seq: after.seq, entry, into: &world.journal)
-            } else {
-                Persistence.journalLine(seq: after.seq, method: method, raw: params?.raw, into: &world.journal)
+            world.journal += ByteBuffer.collect {
+                Persistence.journalLine(seq: after.seq, entry: outcome.journal, method: method, params: params?.raw, into: &$0)
             }
         }
         for effect in outcome.effects {

@@ -91,6 +91,8 @@ public final class SoundLoader: Sendable {
 
     /// A replaced bank on its way to `dispose`: the caller keeps only the parcel, so the
     /// bank's last reference is the one `dispose`'s thread drops, whenever that thread runs.
+    // Sendable because `bank` is touched by one thread only: set in `init`, then written (to nil)
+    // by `dispose`'s thread alone, which thread creation orders after the `init`.
     public final class Parcel: @unchecked Sendable {
         fileprivate var bank: SoundBank?
         public init(_ bank: SoundBank) { self.bank = bank }

@@ -188,16 +188,9 @@ public enum Envelope {
 
 /// Encoding of replies and notifications, one line each (through `ByteBuffer`, the one encoder).
 public enum Wire {
-    public static func result(id: RequestID, _ result: JSON, into out: inout [UInt8]) {
-        out += ByteBuffer.collect { o in
-            o.put(#"{"jsonrpc":"2.0","id":"#); o.id(id); o.put(#","result":"#); o.json(result); o.put("}\n")
-        }
-    }
-
+    /// Appends an error reply line (`reply` of the failure).
     public static func error(id: RequestID, _ error: RPCError, into out: inout [UInt8]) {
-        out += ByteBuffer.collect { o in
-            o.put(#"{"jsonrpc":"2.0","id":"#); o.id(id); o.put(#","error":"#); o.json(error.json); o.put("}\n")
-        }
+        reply(id: id, .failure(error), into: &out)
     }
 
     public static func notification(_ method: String, _ params: JSON, into out: inout [UInt8]) {

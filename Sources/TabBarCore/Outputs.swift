@@ -1,5 +1,5 @@
 /// What a request answers, typed: each case is one reply shape of docs/PROTOCOL.md,
-/// written straight to bytes by `write(into:)` (no `JSON` tree).
+/// written straight to bytes by `Wire.reply` (no `JSON` tree).
 public enum Reply: Equatable, Sendable {
     /// Nothing to say (a timer's step, never sent to a client).
     case none
@@ -25,47 +25,8 @@ public enum Reply: Equatable, Sendable {
     /// The server's own answers (statistics, sound lists, the harness): a value built for it.
     indirect case json(JSON)
 
-    /// Appends the reply line to `id`: `{"jsonrpc":"2.0","id":…,"result":`, the value, `}`
-    /// and the newline.
-    public func writeLine(to id: RequestID, into o: inout ByteBuffer) {
-        func head() {
-            o.put(#"{"jsonrpc":"2.0","id":"#)
-            o.id(id)
-            o.put(#","result":"#)
-        }
-        switch self {
-        case .none: head(); o.put("null}\n")
-        case .empty: head(); o.put("{}}\n")
-        case .seq(let s): head(); o.seqHead(s); o.put("}}\n")
-        case let .selected(s, tab, previous, reselected):
-            head(); o.seqHead(s); o.put(#","selected":"#); o.string(tab)
-            o.put(#","previous":"#); o.optional(previous)
-            o.put(#","reselected":"#); o.bool(reselected); o.put("}}\n")
-        case let .state(s, state, limits):
-            head(); o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}}\n")
-        case let .feedback(s, f):
-            head(); o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}}\n")
-        case let .visibility(s, v):
-            head(); o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}}\n")
-        case let .touch(s, target, consumed, commit, ignored, sound):
-            head(); o.seqHead(s); o.put(#","target":"#); o.optional(target)
-            o.put(#","consumed":"#); o.bool(consumed)
-            o.put(#","commit":"#); o.optional(commit?.rawValue)
-            if let sound { o.put(#","sound":"#); o.string(sound) }
-            if ignored { o.put(#","ignored":true"#) }
-            o.put("}}\n")
-        case let .badge(s, item, limits, ignored):
-            head(); o.seqHead(s); item.writeBadge(limits, into: &o)
-            if ignored { o.put(#","ignored":true"#) }
-            o.put("}}\n")
-        case let .animation(s, id):
-            head(); o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}}\n")
-        case .json(let j): head(); o.json(j); o.put("}\n")
-        }
-    }
-
     /// The reply as a `JSON` value (tests and tools).
-    public var json: JSON { try! JSON.parse(ByteBuffer.collect { writeLine(to: .null, into: &$0) })["result"]! }
+    public var json: JSON { try! JSON.parse(ByteBuffer.collect { Wire.reply(id: .null, .success(self), into: &$0) })["result"]! }
 }
 
 /// A notification for subscribers, typed: one case per event of docs/PROTOCOL.md, each
@@ -272,21 +233,48 @@ extension Visibility {
 }
 
 extension Wire {
-    /// Appends a reply line: the result's typed value, or the error.
+    /// Appends the reply line to request `id`: `{"jsonrpc":"2.0","id":…,` then `"result":` and
+    /// the typed value, or `"error":` and the error; `}` and the newline.
     public static func reply(id: RequestID, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {
+        o.put(#"{"jsonrpc":"2.0","id":"#); o.id(id)
+        let value: Reply
         switch result {
-        case .success(let value):
-            value.writeLine(to: id, into: &o)
+        case .success(let v): value = v
         case .failure(let error):
-            var line: [UInt8] = []
-            Wire.error(id: id, error, into: &line)
-            o.append(line)
+            o.put(#","error":"#); o.json(error.json)
+            return o.put("}\n")
         }
-    }
-
-    /// Appends a result's reply line.
-    public static func reply(id: RequestID, _ value: Reply, into o: inout ByteBuffer) {
-        value.writeLine(to: id, into: &o)
+        o.put(#","result":"#)
+        switch value {
+        case .none: o.put("null")
+        case .empty: o.put("{}")
+        case .seq(let s): o.seqHead(s); o.put("}")
+        case let .selected(s, tab, previous, reselected):
+            o.seqHead(s); o.put(#","selected":"#); o.string(tab)
+            o.put(#","previous":"#); o.optional(previous)
+            o.put(#","reselected":"#); o.bool(reselected); o.put("}")
+        case let .state(s, state, limits):
+            o.seqHead(s); o.put(#","state":"#); o.json(state.json(limits: limits)); o.put("}")
+        case let .feedback(s, f):
+            o.seqHead(s); o.put(#","feedback":"#); f.write(into: &o); o.put("}")
+        case let .visibility(s, v):
+            o.seqHead(s); o.put(#","visibility":"#); v.write(into: &o); o.put("}")
+        case let .touch(s, target, consumed, commit, ignored, sound):
+            o.seqHead(s); o.put(#","target":"#); o.optional(target)
+            o.put(#","consumed":"#); o.bool(consumed)
+            o.put(#","commit":"#); o.optional(commit?.rawValue)
+            if let sound { o.put(#","sound":"#); o.string(sound) }
+            if ignored { o.put(#","ignored":true"#) }
+            o.put("}")
+        case let .badge(s, item, limits, ignored):
+            o.seqHead(s); item.writeBadge(limits, into: &o)
+            if ignored { o.put(#","ignored":true"#) }
+            o.put("}")
+        case let .animation(s, id):
+            o.seqHead(s); o.put(#","animation":"#); o.int(id); o.put("}")
+        case .json(let j): o.json(j)
+        }
+        o.put("}\n")
     }
 
     /// `reply` into an array (tests and tools).

@@ -45,23 +45,21 @@ public enum Persistence {
         return r.state
     }
 
-    /// Appends the journal line of one change (with its newline) to `line`: the request's
-    /// method and params as it gave them (`params`, its bytes). Replay reads it with the
-    /// decoder requests go through.
-    public static func journalLine(seq: UInt64, method: String, params: UnsafeBufferPointer<UInt8>?, into line: inout ByteBuffer) {
+    /// Appends the journal line of one change, with its newline, to `line`: what the
+    /// reducer's outcome records (`entry`: the method it names and the params it records;
+    /// `touch.highlight` has none), else the request as it came (`method` and its params'
+    /// bytes). Replay reads it with the decoder requests go through.
+    public static func journalLine(seq: UInt64, entry: JournalEntry?, method: String, params: UnsafeBufferPointer<UInt8>?,
+                                   into line: inout ByteBuffer) {
         line.seqHead(seq)
-        line.put(#","method":"#); line.string(method)
-        if let params {
-            line.put(#","params":"#)
-            line.append(params)
+        guard let entry else {
+            line.put(#","method":"#); line.string(method)
+            if let params {
+                line.put(#","params":"#)
+                line.append(params)
+            }
+            return line.put("}\n")
         }
-        line.put("}\n")
-    }
-
-    /// `journalLine` of what an outcome records instead of its request: the method its
-    /// entry names and the params it records (`touch.highlight` has none).
-    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout ByteBuffer) {
-        line.seqHead(seq)
         line.put(#","method":""#); line.put(entry.method); line.put(#"""#)
         switch entry {
         case let .select(tab, source), let .actionTrigger(tab, source):
@@ -76,22 +74,6 @@ public enum Persistence {
             break
         }
         line.put("}\n")
-    }
-
-    /// `journalLine` into an array (tests and tools).
-    public static func journalLine(seq: UInt64, method: String, raw params: UnsafeBufferPointer<UInt8>?, into line: inout [UInt8]) {
-        line += ByteBuffer.collect { journalLine(seq: seq, method: method, params: params, into: &$0) }
-    }
-
-    /// `journalLine` into an array (tests and tools).
-    public static func journalLine(seq: UInt64, _ entry: JournalEntry, into line: inout [UInt8]) {
-        line += ByteBuffer.collect { journalLine(seq: seq, entry, into: &$0) }
-    }
-
-    /// `journalLine` from a `JSON` params value (tests and tools).
-    public static func journalLine(seq: UInt64, method: String, params: JSON?, into line: inout [UInt8]) {
-        guard let params, params != .null else { return journalLine(seq: seq, method: method, raw: nil, into: &line) }
-        params.encoded().withUnsafeBufferPointer { journalLine(seq: seq, method: method, raw: $0, into: &line) }
     }
 
     /// Replays a journal, fed in chunks of any size, into a reducer. Entries at or

@@ -91,14 +91,8 @@ final class Committer {
                 firstChangeAt = staged.count
             }
             changes += 1
-            let journal = outcome.journal
-            store.stage(seq: seq) { line in
-                if let journal {
-                    Persistence.journalLine(seq: seq, journal, into: &line)
-                } else {
-                    Persistence.journalLine(seq: seq, method: method, params: params?.raw, into: &line)
-                }
-            }
+            let entry = outcome.journal
+            store.stage(seq: seq) { Persistence.journalLine(seq: seq, entry: entry, method: method, params: params?.raw, into: &$0) }
             if eventsWanted {
                 for event in outcome.events {
                     let start = lines.count

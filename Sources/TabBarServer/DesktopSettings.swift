@@ -54,8 +54,9 @@ final class DesktopSettingsWatcher: Sendable {
     private let context: ContextHandle
     private let thread = Mutex<pthread_t?>(nil)
 
-    /// A `GMainContext *`: made by `init`, used only by the watcher's thread except for
-    /// `g_main_context_wakeup` (documented thread-safe) and the unref after that thread ended.
+    /// A `GMainContext *`.
+    // Sendable because the context is used only by the watcher's thread, except for
+    // `g_main_context_wakeup` (documented thread-safe) and the unref after that thread ended.
     private struct ContextHandle: @unchecked Sendable { let pointer: OpaquePointer }
 
     init?() {

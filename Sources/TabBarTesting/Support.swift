@@ -182,6 +182,8 @@ extension HeadlessDaemon {
 }
 
 /// A result handed from the task that makes it to the thread that waits for it.
+// Sendable because `result` is written once, by the task, before its `sem_post`, and read by the
+// waiter only after its `sem_wait` returned: the semaphore orders the two.
 private final class Rendezvous<T>: @unchecked Sendable {
     var done = sem_t()
     var result: Result<T, any Error>?

@@ -40,7 +40,7 @@ func decode(_ s: String) -> Result<Request, Envelope.Rejection> {
 
     @Test func wireLines() {
         var out: [UInt8] = []
-        Wire.result(id: .int(3), .obj(["seq": .int(1)]), into: &out)
+        Wire.reply(id: .int(3), .success(.json(.obj(["seq": .int(1)]))), into: &out)
         Wire.error(id: .null, .methodNotFound("x"), into: &out)
         let text = String(decoding: out, as: UTF8.self)
         #expect(text == #"{"jsonrpc":"2.0","id":3,"result":{"seq":1}}"# + "\n" +

@@ -21,13 +21,13 @@ import Testing
         let up = run(&r, "touch", #"{"phase":"up","x":300,"y":20}"#)
         #expect(up.events.map(\.method) == ["tab.highlighted", "tab.selected"])
         #expect(up.events.last?.params["previous"] == .string(Self.odd))
-        let line = String(decoding: Persistence.journalLine(seq: 9, try #require(up.journal)), as: UTF8.self)
+        let line = String(decoding: journalLine(seq: 9, entry: try #require(up.journal)), as: UTF8.self)
         #expect(line == #"{"seq":9,"method":"tab.select","params":{"tab":"me","source":"user"}}"# + "\n")
         // Back on the odd tab by touch: its id in the reply and the journal line, escaped.
         _ = run(&r, "touch", #"{"phase":"down","x":187,"y":20}"#)
         let up2 = run(&r, "touch", #"{"phase":"up","x":187,"y":20}"#)
         #expect(up2.value?["target"] == .string(Self.odd))
-        let line2 = try JSON.parse(Persistence.journalLine(seq: 10, try #require(up2.journal)))
+        let line2 = try JSON.parse(journalLine(seq: 10, entry: try #require(up2.journal)))
         #expect(line2["params"]?["tab"] == .string(Self.odd))
     }
 
@@ -41,14 +41,5 @@ import Testing
         #expect(r.state.items.allSatisfy { $0.id != r.state.previous })
         #expect(o.value?["previous"] == (r.state.previous.map { JSON.string($0) } ?? .null))
         #expect(o.value?["reselected"] == .bool(true))
-    }
-}
-
-extension Persistence {
-    /// A journal line of `entry` as bytes.
-    static func journalLine(seq: UInt64, _ entry: JournalEntry) -> [UInt8] {
-        var line: [UInt8] = []
-        journalLine(seq: seq, entry, into: &line)
-        return line
     }
 }

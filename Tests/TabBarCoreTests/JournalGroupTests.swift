@@ -17,8 +17,7 @@ import TabBarTesting
             let before = r.state.seq
             _ = run(&r, "tab.select", #"{"index":\#(k)}"#)
             precondition(r.state.seq == before + 1, "select \(k) changed nothing")
-            var line: [UInt8] = []
-            Persistence.journalLine(seq: r.state.seq, method: "tab.select", params: .obj(["index": .int(k)]), into: &line)
+            let line = journalLine(seq: r.state.seq, method: "tab.select", params: .obj(["index": .int(k)]))
             bytes += JournalGroup.group(seq: r.state.seq, entries: 1, lines: line)
             ends.append(bytes.count)
             states.append(r.state)
@@ -138,7 +137,7 @@ import TabBarTesting
         var v1: [UInt8] = []
         for k in [1, 3] {
             _ = run(&r, "tab.select", #"{"index":\#(k)}"#)
-            Persistence.journalLine(seq: r.state.seq, method: "tab.select", params: .obj(["index": .int(k)]), into: &v1)
+            v1 += journalLine(seq: r.state.seq, method: "tab.select", params: .obj(["index": .int(k)]))
         }
         let gen = generation(from: r, indices: [4, 0], marker: false)
         let whole = replay(v1 + gen.bytes, from: Reducer())

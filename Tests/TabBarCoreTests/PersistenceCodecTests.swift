@@ -42,7 +42,7 @@ import Testing
                                  ("tab.select", #"{"index":4}"#), ("badge.clear", #"{"tab":"me"}"#)] {
             let p = try JSON.parse(params)
             _ = run(&r, method, params)
-            Persistence.journalLine(seq: r.state.seq, method: method, params: p, into: &journal)
+            journal += journalLine(seq: r.state.seq, method: method, params: p)
         }
         for size in [1, 2, 7, 64, journal.count] {
             var replayer = Persistence.Replayer(Reducer())
@@ -88,11 +88,7 @@ extension PersistenceCodecTests {
         let before = r.state.seq
         let out = r.reduce(cmd, at: 1000)
         if r.state.seq != before {
-            if let entry = out.journal {
-                Persistence.journalLine(seq: r.state.seq, entry, into: &journal)
-            } else {
-                Persistence.journalLine(seq: r.state.seq, method: method, params: json, into: &journal)
-            }
+            journal += journalLine(seq: r.state.seq, entry: out.journal, method: method, params: json)
         }
     }
 

@@ -19,3 +19,16 @@ extension Outcome {
     var error: RPCError? { if case .failure(let e) = reply { return e }; return nil }
     var value: JSON? { if case .success(let v) = reply { return v.json }; return nil }
 }
+
+/// A change's journal line as bytes, as the server writes it: what `entry` records, else
+/// `method` and `params` as the request gave them.
+func journalLine(seq: UInt64, entry: JournalEntry? = nil, method: String = "", params: JSON? = nil) -> [UInt8] {
+    let bytes = params.map { $0.encoded() }
+    return ByteBuffer.collect { line in
+        if let bytes {
+            bytes.withUnsafeBufferPointer { Persistence.journalLine(seq: seq, entry: entry, method: method, params: $0, into: &line) }
+        } else {
+            Persistence.journalLine(seq: seq, entry: entry, method: method, params: nil, into: &line)
+        }
+    }
+}

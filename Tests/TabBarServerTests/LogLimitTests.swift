@@ -3,6 +3,7 @@ import Testing
 
 /// The limit on log lines a peer can cause at will (LogLimit.swift), on a clock of the test's own.
 @Suite struct LogLimitTests {
+    // Sendable because `emit` is called on the test's own thread only, which alone reads `lines`.
     final class Recorder: @unchecked Sendable {
         var lines: [(Priority, String, [String: String])] = []
     }

@@ -65,6 +65,7 @@ import TabBarAudio
         }
     }
 
+    // Sendable because `SoundBank.load` calls its `log` on the calling thread, which alone reads `all`.
     final class Lines: @unchecked Sendable { var all: [String] = [] }
 
     @Test func aMissingThemeSoundIsLoggedOnceNamedAndQuoted() {

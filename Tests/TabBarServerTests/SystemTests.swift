@@ -63,6 +63,7 @@ import CTabBarSystem  // (epoll)
     }
 
     /// Sends SIGUSR1 to a thread blocked in `read` until the read starts again, then writes one byte.
+    // Sendable because its thread alone writes `interrupted`, which the test reads only after `join`.
     final class Interrupter: @unchecked Sendable {
         let target: pthread_t
         let writeFD: Int32
