@@ -91,8 +91,7 @@ final class Committer {
                 firstChangeAt = staged.count
             }
             changes += 1
-            let entry = outcome.journal
-            store.stage(seq: seq) { Persistence.journalLine(seq: seq, entry: entry, method: method, params: params?.raw, into: &$0) }
+            store.stage(seq: seq, entry: outcome.journal, method: method, params: params?.raw)
             if eventsWanted {
                 for event in outcome.events {
                     let start = lines.count

@@ -202,11 +202,11 @@ final class StateStore {
         return target
     }
 
-    /// Stages the journal line of the change to `seq` that `body` writes (newline
-    /// included, `Persistence.journalLine`) into the pending group; `commit` writes the group.
-    @inline(__always)
-    func stage(seq: UInt64, _ body: (inout ByteBuffer) -> Void) {
-        body(&staged)
+    /// Stages the journal line of the change to `seq` (`Persistence.journalLine`: what `entry`
+    /// records, else `method` and `params` as the request gave them) into the pending group;
+    /// `commit` writes the group.
+    func stage(seq: UInt64, entry: JournalEntry?, method: String, params: UnsafeBufferPointer<UInt8>?) {
+        Persistence.journalLine(seq: seq, entry: entry, method: method, params: params, into: &staged)
         stagedSeq = seq
         stagedCount += 1
     }
