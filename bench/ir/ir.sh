@@ -19,7 +19,8 @@ valgrind --tool=callgrind --callgrind-out-file="$d/cg.out" --collect-atstart=no 
   "$bin" --socket "$d/s.sock" --state "$d/st/state.json" --sounds "$here/Sounds" \
   --config "$d/c.json" --audio null --log-level warning >"$d/log" 2>&1 &
 pid=$!
-trap 'rm -rf "$d"' EXIT
+# (On any exit, the daemon under callgrind goes too: a failed step must not leave it running.)
+trap 'kill -TERM $pid 2>/dev/null || true; rm -rf "$d"' EXIT
 for _ in $(seq 600); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
 sleep 1
 if [ -n "${SUBSCRIBED:-}" ]; then
