@@ -158,7 +158,7 @@ public enum ProtocolFuzz {
             switch unit {
             case .tooLong:
                 expectedReplies += 1
-                Wire.error(id: .null, .lineTooLong(limit: maxLine), into: &out)
+                Wire.reply(id: .null, .failure(.lineTooLong(limit: maxLine)), into: &out)
                 try checkReply(out, id: .null)
             case .line(let bytes):
                 // Time passes between lines (0…490 ms, by the line's length); due timers fire first, as in the loop.
@@ -169,7 +169,7 @@ public enum ProtocolFuzz {
                 case .failure(let rejection):
                     if rejection.silent { break }
                     expectedReplies += 1
-                    Wire.error(id: rejection.id, rejection.error, into: &out)
+                    Wire.reply(id: rejection.id, .failure(rejection.error), into: &out)
                     try checkReply(out, id: rejection.id)
                 case .success(let request):
                     if request.id != nil { expectedReplies += 1 }

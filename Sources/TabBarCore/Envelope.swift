@@ -185,21 +185,3 @@ public enum Envelope {
         return decode(doc.root).map { $0.owned(by: doc) }
     }
 }
-
-/// Encoding of replies and notifications, one line each (through `ByteBuffer`, the one encoder).
-public enum Wire {
-    /// Appends an error reply line (`reply` of the failure).
-    public static func error(id: RequestID, _ error: RPCError, into out: inout [UInt8]) {
-        reply(id: id, .failure(error), into: &out)
-    }
-
-    public static func notification(_ method: String, _ params: JSON, into out: inout [UInt8]) {
-        out += notification(method, params)
-    }
-
-    public static func notification(_ method: String, _ params: JSON) -> [UInt8] {
-        ByteBuffer.collect { o in
-            o.put(#"{"jsonrpc":"2.0","method":"#); o.string(method); o.put(#","params":"#); o.json(params); o.put("}\n")
-        }
-    }
-}

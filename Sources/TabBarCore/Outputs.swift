@@ -232,7 +232,16 @@ extension Visibility {
     }
 }
 
-extension Wire {
+/// The JSON-RPC lines the daemon writes: replies and notifications, one line each (through
+/// `ByteBuffer`, the one encoder).
+public enum Wire {
+    /// A notification's line (the server's own: `hello`, `state.resync`, `server.stopping`).
+    public static func notification(_ method: String, _ params: JSON) -> [UInt8] {
+        ByteBuffer.collect { o in
+            o.put(#"{"jsonrpc":"2.0","method":"#); o.string(method); o.put(#","params":"#); o.json(params); o.put("}\n")
+        }
+    }
+
     /// Appends the reply line to request `id`: `{"jsonrpc":"2.0","id":…,` then `"result":` and
     /// the typed value, or `"error":` and the error; `}` and the newline.
     public static func reply(id: RequestID, _ result: Result<Reply, RPCError>, into o: inout ByteBuffer) {

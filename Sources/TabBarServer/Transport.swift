@@ -125,7 +125,7 @@ final class Transport {
     /// One error line, then close.
     private func refuse(_ fd: Int32, _ error: RPCError) {
         var line: [UInt8] = []
-        Wire.error(id: .null, error, into: &line)
+        Wire.reply(id: .null, .failure(error), into: &line)
         _ = try? Sys.send(fd, line, 0..<line.count)  // (best effort: the client is turned away either way)
         close(fd)
     }

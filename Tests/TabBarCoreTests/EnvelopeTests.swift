@@ -41,7 +41,7 @@ func decode(_ s: String) -> Result<Request, Envelope.Rejection> {
     @Test func wireLines() {
         var out: [UInt8] = []
         Wire.reply(id: .int(3), .success(.json(.obj(["seq": .int(1)]))), into: &out)
-        Wire.error(id: .null, .methodNotFound("x"), into: &out)
+        Wire.reply(id: .null, .failure(.methodNotFound("x")), into: &out)
         let text = String(decoding: out, as: UTF8.self)
         #expect(text == #"{"jsonrpc":"2.0","id":3,"result":{"seq":1}}"# + "\n" +
             #"{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"There is no method \"x\". See docs/PROTOCOL.md for the list.","data":{"kind":"method_not_found","method":"x"}}}"# + "\n")

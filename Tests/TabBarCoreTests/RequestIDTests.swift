@@ -46,7 +46,7 @@ import Testing
     @Test func aRefusalEchoesTheIdToo() {
         guard case .failure(let r) = decode(#"{"id":1e2,"method":5}"#) else { Issue.record("accepted"); return }
         var out: [UInt8] = []
-        Wire.error(id: r.id, r.error, into: &out)
+        Wire.reply(id: r.id, .failure(r.error), into: &out)
         #expect(String(decoding: out, as: UTF8.self).hasPrefix(#"{"jsonrpc":"2.0","id":1e2,"error":"#))
     }
 }
