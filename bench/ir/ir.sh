@@ -20,7 +20,7 @@ valgrind --tool=callgrind --callgrind-out-file="$d/cg.out" --collect-atstart=no 
   --config "$d/c.json" --audio null --log-level warning >"$d/log" 2>&1 &
 pid=$!
 # (On any exit, the daemon under callgrind goes too: a failed step must not leave it running.)
-trap 'kill -TERM $pid 2>/dev/null || true; rm -rf "$d"' EXIT
+trap '[ -z "$pid" ] || kill -TERM $pid 2>/dev/null || true; rm -rf "$d"' EXIT
 for _ in $(seq 600); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
 sleep 1
 if [ -n "${SUBSCRIBED:-}" ]; then
@@ -47,6 +47,7 @@ else
   sent=$(echo "$out" | sed -n 's/.*(\([0-9]*\) sent).*/\1/p')
 fi
 kill -TERM $pid; wait $pid || true
+pid=  # (reaped: the trap must not signal a PID that may be reused)
 [ -n "${sub:-}" ] && { wait $sub || true; }
 total=$(callgrind_annotate "$d/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}')
 echo "requests: $sent  instructions in the state loop: $total  per request: $((total / sent))"
